@@ -1,0 +1,3 @@
+from hippo_core.cli import main
+
+main()

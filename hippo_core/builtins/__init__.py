@@ -1,0 +1,1 @@
+"""hippo's own plugins: registered through the same hooks as any third-party plugin."""

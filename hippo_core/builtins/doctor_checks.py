@@ -1,0 +1,104 @@
+"""The built-in checks of ``hippo doctor``.
+
+Settings, the entry and required notes, the linter, the context budget of each sample task,
+plugins that failed to load, and local-only files that git tracks (git is only read).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from typing import TYPE_CHECKING
+
+from hippo_core.errors import HippoError
+from hippo_core.findings import Finding
+from hippo_core.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
+
+@hookimpl
+def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    from hippo_core.notes.lint import lint_notes
+    from hippo_core.plugins import load_plugins
+
+    settings = workspace.relative(workspace.settings_path)
+    findings = [Finding("warning", "settings", line) for line in workspace.loaded.warnings]
+    findings.extend(
+        Finding("warning", "plugin", f"{p.name} from {p.distribution} was skipped: {p.error}")
+        for p in load_plugins().broken
+    )
+    findings.extend(_notes_exist(workspace, settings))
+    findings.extend(lint_notes(workspace))
+    findings.extend(_budgets(workspace))
+    findings.extend(_git_tracked(workspace))
+    return findings
+
+
+def _notes_exist(workspace: Workspace, settings: str) -> list[Finding]:
+    findings = []
+    if not workspace.notes_dir.is_dir():
+        shown = workspace.relative(workspace.notes_dir)
+        return [Finding("error", "notes_dir", f"{shown} is not a folder", settings)]
+    entry = workspace.entry_note_path
+    if not entry.is_file():
+        detail = f"{workspace.relative(entry)} does not exist (entry_note)"
+        findings.append(Finding("error", "entry note", detail, settings))
+    for path in workspace.settings.required_notes:
+        if path not in workspace.notes:
+            detail = f"{workspace.settings.notes_dir}/{path} does not exist (required_notes)"
+            findings.append(Finding("error", "required note", detail, settings))
+    return findings
+
+
+def _budgets(workspace: Workspace) -> list[Finding]:
+    from hippo_core.context import build_context
+
+    findings = []
+    budget = workspace.settings.budget_bytes
+    for task in workspace.settings.sample_tasks:
+        try:
+            block = build_context(workspace, task=task)
+        except HippoError as exc:
+            findings.append(Finding("error", "budget", f"task {task!r}: {exc}"))
+            continue
+        findings.append(
+            Finding("info", "budget", f"task {task!r} uses {block.size} of {budget} bytes")
+        )
+        findings.extend(
+            Finding("warning", "budget", f"task {task!r}: {omission.render()}")
+            for omission in block.omitted
+        )
+    return findings
+
+
+def _git_tracked(workspace: Workspace) -> list[Finding]:
+    git = shutil.which("git")
+    if git is None:
+        return [
+            Finding("info", "git", "git is not installed; tracked local-only files not checked")
+        ]
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # a read must not take git's index lock
+    result = subprocess.run(
+        [git, "ls-files", "-z", "--", *workspace.local_only()],
+        cwd=workspace.root,
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    if result.returncode != 0:
+        return [
+            Finding("info", "git", "not a git repository; tracked local-only files not checked")
+        ]
+    tracked = [p for p in result.stdout.decode("utf-8", "replace").split("\0") if p]
+    return [
+        Finding(
+            "warning",
+            "git",
+            f"git tracks {path}, which should stay on this machine; "
+            f"untrack it with `git rm --cached -- '{path}'`",
+        )
+        for path in tracked
+    ]

@@ -1,0 +1,42 @@
+"""The built-in linter findings, with their exact words and levels.
+
+``invalid frontmatter`` (the block is not valid YAML) and ``unreadable note`` are errors;
+``missing frontmatter``, ``bad frontmatter``, ``dangling link`` and ``overdue`` are warnings.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING
+
+from hippo_core.findings import Finding
+from hippo_core.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from hippo_core.notes.note import Note
+    from hippo_core.workspace import Workspace
+
+ERRORS = frozenset({"invalid frontmatter", "unreadable note"})
+
+
+@hookimpl
+def hippo_lint_note(workspace: Workspace, note: Note) -> list[Finding]:
+    where = f"{workspace.settings.notes_dir}/{note.path}"
+    findings = [
+        Finding("error" if p.code in ERRORS else "warning", p.code, p.detail, where, p.line)
+        for p in note.problems
+    ]
+    if not note.has_frontmatter and not note.problems:
+        findings.append(Finding("warning", "missing frontmatter", "", where, 1))
+    for target, line in note.links:
+        if workspace.notes.resolve(target) is None:
+            findings.append(Finding("warning", "dangling link", f"[[{target}]]", where, line))
+    review_after = note.meta.review_after
+    if review_after is not None and review_after < today():
+        findings.append(Finding("warning", "overdue", f"review_after {review_after}", where, 1))
+    return findings
+
+
+def today() -> dt.date:
+    """Today in UTC: a note is overdue once its review_after is before this date."""
+    return dt.datetime.now(dt.UTC).date()

@@ -1,0 +1,103 @@
+"""``hippo init``: the settings, the core pack, the notes folder with its entry note, and the
+git ignore rules for local-only files.
+
+Run again, it creates what is missing and changes nothing that exists. ``force`` overwrites
+the core pack's files, and only those.
+"""
+
+from __future__ import annotations
+
+import filecmp
+from dataclasses import dataclass
+from pathlib import Path
+
+from hippo_core.atomic import atomic_write
+from hippo_core.errors import HippoError
+from hippo_core.workspace import HIPPO_DIR, Workspace
+
+GITIGNORE_HEADER = "# hippo: files that stay on this machine (written by `hippo init`)"
+
+ENTRY_NOTE = """\
+---
+type: topic
+status: current
+---
+# Home
+
+This is the entry note: everything above the first second-level heading goes into the
+context of every agent session, so keep it short and true.
+
+Say what this project is, how the team works, and link the notes that matter most,
+like [[Home]].
+
+## Index
+
+Notes that are useful but need not be in every session go below this heading.
+"""
+
+
+@dataclass(frozen=True)
+class InitAction:
+    """What ``hippo init`` did to one path: created, kept, overwrote or updated it."""
+
+    verb: str
+    path: str
+
+
+def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
+    """Set up (or complete) the workspace at ``root``; returns what was done, path by path."""
+    from hippo_core.plugins import load_plugins
+    from hippo_core.settings_schema import settings_template
+
+    actions: list[InitAction] = []
+    hippo = root / HIPPO_DIR
+    if hippo.exists() and not hippo.is_dir():
+        raise HippoError(f"{hippo} exists and is not a folder; move it away and run again")
+    actions.append(_create(root, hippo / "settings.toml", settings_template()))
+    workspace = Workspace.open(root)
+    packs = load_plugins().packs()
+    if "core" not in packs:
+        raise HippoError("no plugin registers the core pack; reinstall hippo")
+    actions.extend(_install_pack(root, packs["core"], workspace.packs_dir / "core", force))
+    actions.append(_create(root, workspace.entry_note_path, ENTRY_NOTE))
+    actions.append(_ignore(root, workspace.local_only()))
+    return actions
+
+
+def _create(root: Path, path: Path, text: str) -> InitAction:
+    shown = path.relative_to(root).as_posix()
+    if path.exists():
+        return InitAction("kept", shown)
+    atomic_write(path, text)
+    return InitAction("created", shown)
+
+
+def _install_pack(root: Path, source: Path, target: Path, force: bool) -> list[InitAction]:
+    actions = []
+    for file in sorted(
+        p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    ):
+        dest = target / file.relative_to(source)
+        shown = dest.relative_to(root).as_posix()
+        if not dest.exists():
+            atomic_write(dest, file.read_bytes())
+            actions.append(InitAction("created", shown))
+        elif force and not filecmp.cmp(file, dest, shallow=False):
+            atomic_write(dest, file.read_bytes())
+            actions.append(InitAction("overwrote", shown))
+        else:
+            actions.append(InitAction("kept", shown))
+    return actions
+
+
+def _ignore(root: Path, local_only: tuple[str, ...]) -> InitAction:
+    path = root / ".gitignore"
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    present = {line.strip() for line in existing.splitlines()}
+    missing = [f"/{rule}" for rule in local_only if f"/{rule}" not in present]
+    if not missing:
+        return InitAction("kept", ".gitignore")
+    lines = missing if GITIGNORE_HEADER in present else [GITIGNORE_HEADER, *missing]
+    prefix = existing if not existing or existing.endswith("\n") else existing + "\n"
+    atomic_write(path, prefix + "\n".join(lines) + "\n")
+    return InitAction("updated" if existing else "created", ".gitignore")

@@ -1,0 +1,134 @@
+"""A note: what hippo reads from one Markdown file below ``notes_dir``."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from hippo_core.notes.frontmatter import Meta, Problem, read_meta, split_frontmatter
+from hippo_core.notes.links import find_links
+
+_HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_FENCE = re.compile(r" {0,3}(```|~~~)")
+
+
+@dataclass(frozen=True)
+class Note:
+    """One note. ``path`` is relative to ``notes_dir``, with ``/`` separators."""
+
+    path: str
+    title: str
+    headings: tuple[str, ...] = ()
+    first_line: str = ""
+    links: tuple[tuple[str, int], ...] = ()
+    """Each link's target and the line it is on."""
+    meta: Meta = field(default_factory=Meta)
+    problems: tuple[Problem, ...] = ()
+    has_frontmatter: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.meta
+        return {
+            "path": self.path,
+            "title": self.title,
+            "headings": list(self.headings),
+            "first_line": self.first_line,
+            "links": [list(link) for link in self.links],
+            "meta": [
+                m.type,
+                m.status,
+                m.updated and m.updated.isoformat(),
+                m.review_after and m.review_after.isoformat(),
+                None if m.sources is None else list(m.sources),
+            ],
+            "problems": [[p.code, p.detail, p.line] for p in self.problems],
+            "has_frontmatter": self.has_frontmatter,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Note:
+        kind, status, updated, review_after, sources = data["meta"]
+        return cls(
+            path=data["path"],
+            title=data["title"],
+            headings=tuple(data["headings"]),
+            first_line=data["first_line"],
+            links=tuple((str(t), int(n)) for t, n in data["links"]),
+            meta=Meta(
+                kind,
+                status,
+                updated and dt.date.fromisoformat(updated),
+                review_after and dt.date.fromisoformat(review_after),
+                None if sources is None else tuple(sources),
+            ),
+            problems=tuple(Problem(c, d, n) for c, d, n in data["problems"]),
+            has_frontmatter=data["has_frontmatter"],
+        )
+
+
+def decode_note(raw: bytes) -> tuple[str | None, str]:
+    """The note's text, or None and why it cannot be read as a note."""
+    if b"\0" in raw:
+        return None, "a binary file, not Markdown"
+    try:
+        return raw.decode("utf-8"), ""
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 (byte {exc.start}); save it as UTF-8"
+
+
+def parse_note(path: str, raw: bytes) -> Note:
+    """Read a note's frontmatter, title, headings, first body line and links."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    text, why = decode_note(raw)
+    if text is None:
+        return Note(path, stem, problems=(Problem("unreadable note", why, 1),))
+    split = split_frontmatter(text)
+    meta, problems = read_meta(split)
+    title: str | None = None
+    headings: list[str] = []
+    first_line = ""
+    links: list[tuple[str, int]] = []
+    in_fence = False
+    body = text[split.body_start :].splitlines()
+    for number, line in enumerate(body, start=split.body_line):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        links.extend((target, number) for target in find_links(line))
+        heading = _HEADING.fullmatch(line)
+        if heading:
+            headings.append(heading.group(2))
+            if title is None and line.startswith("# "):
+                title = heading.group(2)
+                first_line = ""  # the first body line comes after the title
+            continue
+        if not first_line and line.strip():
+            first_line = line.strip()
+    return Note(
+        path=path,
+        title=title or stem,
+        headings=tuple(headings),
+        first_line=first_line,
+        links=tuple(links),
+        meta=meta,
+        problems=tuple(problems),
+        has_frontmatter=split.block is not None or split.unclosed,
+    )
+
+
+def entry_section(text: str) -> str:
+    """The text of a note's body before its first ``## `` heading, outside code fences."""
+    body = text[split_frontmatter(text).body_start :]
+    kept: list[str] = []
+    in_fence = False
+    for line in body.splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence and line.startswith("## "):
+            break
+        kept.append(line)
+    return "\n".join(kept).strip("\n")

@@ -1,0 +1,190 @@
+"""The plugin manager: the built-in plugins, then those of installed distributions.
+
+Third-party plugins come from entry points in the group ``hippo``. ``HIPPO_LOAD_PLUGINS``
+chooses among them: unset loads all, an empty value none, a comma-separated list only the
+entry points or distributions it names. A plugin that fails to load is logged, listed by
+``hippo plugins`` and ``hippo doctor`` with its distribution's name, and skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from hippo_core import __version__, hookspecs
+from hippo_core.errors import HippoError
+
+if TYPE_CHECKING:
+    from hippo_core.context import ContextPart
+    from hippo_core.findings import Finding
+    from hippo_core.notes.note import Note
+    from hippo_core.workspace import Workspace
+
+ENTRY_POINT_GROUP = "hippo"
+DISTRIBUTION = "hippo-memory"
+DEFAULT_PLUGINS = (
+    "hippo_core.builtins.packs",
+    "hippo_core.builtins.context_parts",
+    "hippo_core.builtins.lint",
+    "hippo_core.builtins.doctor_checks",
+)
+
+log = logging.getLogger("hippo")
+hookimpl = pluggy.HookimplMarker("hippo")
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """What ``hippo plugins`` shows of one plugin."""
+
+    name: str
+    distribution: str
+    version: str
+    hooks: tuple[str, ...] = ()
+    builtin: bool = False
+    error: str = ""
+
+
+@dataclass
+class Plugins:
+    """The loaded plugins, with a typed call for each hook (the one place errors are named)."""
+
+    pm: pluggy.PluginManager
+    origins: dict[str, PluginInfo] = field(default_factory=dict)
+    broken: list[PluginInfo] = field(default_factory=list)
+
+    def infos(self) -> list[PluginInfo]:
+        """Every plugin, loaded or broken, with the hooks it implements."""
+        loaded = []
+        for name, origin in self.origins.items():
+            plugin = self.pm.get_plugin(name)
+            callers = self.pm.get_hookcallers(plugin) or []
+            hooks = tuple(sorted(caller.name for caller in callers))
+            loaded.append(
+                PluginInfo(name, origin.distribution, origin.version, hooks, origin.builtin)
+            )
+        return loaded + self.broken
+
+    def _collect(self, hook: str, **kwargs: Any) -> list[Any]:
+        results: list[Any] = []
+        caller = getattr(self.pm.hook, hook)
+        for impl in reversed(caller.get_hookimpls()):
+            try:
+                value = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            except HippoError:
+                raise
+            except Exception as exc:
+                origin = self.origins.get(impl.plugin_name)
+                dist = origin.distribution if origin else "unknown distribution"
+                raise HippoError(
+                    f"plugin {impl.plugin_name} ({dist}) failed in {hook}: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            if value is not None:
+                results.append(value)
+        return results
+
+    def packs(self) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+
+        def register(name: str, directory: Path) -> None:
+            found.setdefault(name, Path(directory))
+
+        self._collect("hippo_register_packs", register=register)
+        return found
+
+    def context_parts(
+        self, workspace: Workspace, session: str | None, task: str | None
+    ) -> list[ContextPart]:
+        lists = self._collect(
+            "hippo_context_parts", workspace=workspace, session=session, task=task
+        )
+        return [part for parts in lists for part in parts]
+
+    def lint_note(self, workspace: Workspace, note: Note) -> list[Finding]:
+        lists = self._collect("hippo_lint_note", workspace=workspace, note=note)
+        return [finding for findings in lists for finding in findings]
+
+    def doctor_checks(self, workspace: Workspace) -> list[Finding]:
+        lists = self._collect("hippo_doctor_checks", workspace=workspace)
+        return [finding for findings in lists for finding in findings]
+
+
+_loaded: Plugins | None = None
+
+
+def load_plugins() -> Plugins:
+    """The plugins, loaded on first use and kept for the life of the process."""
+    global _loaded
+    if _loaded is None:
+        _loaded = _load()
+    return _loaded
+
+
+def reset_plugins() -> None:
+    """Forget the loaded plugins, so the next :func:`load_plugins` loads them again."""
+    global _loaded
+    _loaded = None
+
+
+def _load() -> Plugins:
+    import importlib
+
+    pm = pluggy.PluginManager("hippo")
+    pm.add_hookspecs(hookspecs)
+    plugins = Plugins(pm)
+    for module_name in DEFAULT_PLUGINS:
+        pm.register(importlib.import_module(module_name), name=module_name)
+        plugins.origins[module_name] = PluginInfo(
+            module_name, DISTRIBUTION, __version__, builtin=True
+        )
+    pm.check_pending()
+    _load_entry_points(plugins, os.environ.get("HIPPO_LOAD_PLUGINS"))
+    return plugins
+
+
+def _wanted(allowed: str | None) -> Callable[[str, str], bool]:
+    if allowed is None:
+        return lambda name, dist: True
+    names = {part.strip() for part in allowed.split(",") if part.strip()}
+    return lambda name, dist: name in names or dist in names
+
+
+def _load_entry_points(plugins: Plugins, allowed: str | None) -> None:
+    if allowed is not None and not allowed.strip():
+        return
+    from importlib.metadata import entry_points
+
+    wanted = _wanted(allowed)
+    for point in _unique(entry_points(group=ENTRY_POINT_GROUP)):
+        dist = point.dist.name if point.dist else "unknown distribution"
+        version = point.dist.version if point.dist else ""
+        if not wanted(point.name, dist) or point.name in plugins.origins:
+            continue
+        try:
+            plugins.pm.register(point.load(), name=point.name)
+            plugins.pm.check_pending()
+        except Exception as exc:
+            if plugins.pm.has_plugin(point.name):
+                plugins.pm.unregister(name=point.name)
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning(
+                "hippo: plugin %s from %s %s was skipped: %s", point.name, dist, version, error
+            )
+            plugins.broken.append(PluginInfo(point.name, dist, version, error=error))
+            continue
+        plugins.origins[point.name] = PluginInfo(point.name, dist, version)
+
+
+def _unique(points: Iterable[Any]) -> list[Any]:
+    # A distribution installed twice on sys.path lists its entry points twice.
+    seen: dict[str, Any] = {}
+    for point in points:
+        seen.setdefault(point.name, point)
+    return list(seen.values())

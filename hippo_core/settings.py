@@ -1,0 +1,80 @@
+"""Workspace settings as the rest of hippo uses them: a frozen dataclass.
+
+The file is ``.hippo/settings.toml``. Validating it needs pydantic and tomlkit
+(:mod:`hippo_core.settings_schema`), which the agent's hot path cannot afford to import, so
+the validated result is cached, keyed by the file's bytes; the hot path reads the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hippo_core.cache import read_cache, write_cache
+
+SETTINGS_FILE = "settings.toml"
+DEFAULT_LOG_NAME = "Session log.md"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The validated settings of a workspace, defaults filled in."""
+
+    notes_dir: str = "notes"
+    entry_note: str = "Home.md"
+    budget_bytes: int = 25600
+    required_notes: tuple[str, ...] = ()
+    sample_tasks: tuple[str, ...] = ()
+    log_path: str | None = None
+
+    @property
+    def effective_log_path(self) -> str:
+        """``log_path``, or ``<notes_dir>/Session log.md`` when it is not set."""
+        return self.log_path or f"{self.notes_dir}/{DEFAULT_LOG_NAME}"
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    """Settings plus the warnings their file gave (each unknown key named once)."""
+
+    settings: Settings
+    warnings: tuple[str, ...] = field(default=())
+
+
+def load_settings(path: Path, *, shown_as: str, cache_path: Path) -> LoadedSettings:
+    """Read and validate a settings file; a missing file means every default.
+
+    Raises :class:`~hippo_core.errors.HippoError` naming ``shown_as`` and the key when the
+    file is not valid TOML or a value has the wrong type.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return LoadedSettings(Settings())
+    key = hashlib.sha256(raw).hexdigest()
+    cached = read_cache(cache_path, key)
+    if isinstance(cached, dict):
+        try:
+            return _from_payload(cached)
+        except (TypeError, ValueError):
+            pass
+    from hippo_core.settings_schema import validate_settings
+
+    loaded = validate_settings(raw, shown_as=shown_as)
+    write_cache(cache_path, key, _to_payload(loaded))
+    return loaded
+
+
+def _to_payload(loaded: LoadedSettings) -> dict[str, object]:
+    values = {name: getattr(loaded.settings, name) for name in Settings.__dataclass_fields__}
+    return {"settings": values, "warnings": list(loaded.warnings)}
+
+
+def _from_payload(payload: dict[str, object]) -> LoadedSettings:
+    values = dict(payload["settings"])  # type: ignore[call-overload]
+    for name in ("required_notes", "sample_tasks"):
+        values[name] = tuple(values[name])
+    warnings = payload["warnings"]
+    assert isinstance(warnings, list)
+    return LoadedSettings(Settings(**values), tuple(str(w) for w in warnings))

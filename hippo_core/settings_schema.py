@@ -1,0 +1,160 @@
+"""The settings file's schema (pydantic) and its editing (tomlkit, comments kept).
+
+Imported only when the settings file changed since it was last validated, or by the
+commands that edit it: pydantic and tomlkit stay off the agent's hot path.
+"""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any
+
+import tomlkit
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from tomlkit.exceptions import ParseError
+
+from hippo_core.atomic import atomic_write
+from hippo_core.errors import HippoError, UsageError
+from hippo_core.settings import LoadedSettings, Settings
+
+
+def _inside(value: str) -> str:
+    path = PurePosixPath(value)
+    if not value or path.is_absolute() or ".." in path.parts or "\\" in value:
+        raise ValueError("must be a relative path that stays inside the workspace")
+    return value
+
+
+def _markdown(value: str) -> str:
+    if not value.endswith(".md"):
+        raise ValueError("must name a .md file")
+    return value
+
+
+RelPath = Annotated[str, AfterValidator(_inside)]
+NotePath = Annotated[str, AfterValidator(_inside), AfterValidator(_markdown)]
+
+
+class SettingsModel(BaseModel):
+    """``.hippo/settings.toml``: every key optional, every value checked."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    notes_dir: RelPath = Field("notes", description="Folder of the notes, inside the workspace.")
+    entry_note: NotePath = Field("Home.md", description="Entry note, relative to notes_dir.")
+    budget_bytes: int = Field(25600, gt=0, description="Context budget in UTF-8 bytes.")
+    required_notes: list[NotePath] = Field(
+        default_factory=list, description="Notes named on a `required:` line of every context."
+    )
+    sample_tasks: list[str] = Field(
+        default_factory=list, description="Tasks whose context budget `hippo doctor` checks."
+    )
+    log_path: RelPath | None = Field(
+        None,
+        description="Session log, relative to the workspace; default <notes_dir>/Session log.md.",
+        examples=["notes/Session log.md"],
+    )
+
+
+KNOWN_KEYS = tuple(SettingsModel.model_fields)
+
+
+def unknown_key_warning(key: str, shown_as: str) -> str:
+    """The one line naming an unknown key, with a suggestion when one is close."""
+    line = f"{shown_as}: '{key}' is not a setting and was ignored"
+    close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
+    return f"{line} - did you mean {close[0]}?" if close else line
+
+
+def parse_toml(raw: bytes, shown_as: str) -> tomlkit.TOMLDocument:
+    """Parse settings bytes, turning every failure into one line naming the file."""
+    try:
+        return tomlkit.parse(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise HippoError(f"{shown_as}: not UTF-8 (byte {exc.start}); save it as UTF-8") from None
+    except ParseError as exc:
+        raise HippoError(f"{shown_as}: not valid TOML: {exc}") from None
+
+
+def validate_settings(raw: bytes, *, shown_as: str) -> LoadedSettings:
+    """Validate the bytes of a settings file into :class:`Settings` and its warnings."""
+    values = parse_toml(raw, shown_as).unwrap()
+    warnings = tuple(unknown_key_warning(k, shown_as) for k in values if k not in KNOWN_KEYS)
+    known = {k: v for k, v in values.items() if k in KNOWN_KEYS}
+    model = _validate(known, shown_as)
+    data = model.model_dump()
+    data["required_notes"] = tuple(data["required_notes"])
+    data["sample_tasks"] = tuple(data["sample_tasks"])
+    return LoadedSettings(Settings(**data), warnings)
+
+
+def _validate(values: dict[str, Any], shown_as: str) -> SettingsModel:
+    try:
+        return SettingsModel.model_validate(values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        message = message[:1].lower() + message[1:]
+        found = _shown_value(values, error["loc"])
+        raise HippoError(f"{shown_as}: {where}: {message}, found {found}") from None
+
+
+def _shown_value(values: dict[str, Any], loc: tuple[int | str, ...]) -> str:
+    value: Any = values
+    for part in loc:
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            return "nothing"
+    text = tomlkit.item(value).as_string() if value is not None else "nothing"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def get_setting(settings: Settings, key: str) -> Any:
+    """The effective value of ``key`` (defaults included)."""
+    _check_known(key)
+    if key == "log_path":
+        return settings.effective_log_path
+    value = getattr(settings, key)
+    return list(value) if isinstance(value, tuple) else value
+
+
+def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
+    """Set ``key`` to the TOML value ``text`` (a bare word is a string), keeping comments.
+
+    The new file is validated before it is written; nothing is written when it is invalid.
+    """
+    _check_known(key)
+    raw = path.read_bytes() if path.exists() else b""
+    document = parse_toml(raw, shown_as)
+    document[key] = _parse_value(text)
+    validate_settings(tomlkit.dumps(document).encode("utf-8"), shown_as=shown_as)
+    atomic_write(path, tomlkit.dumps(document))
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return tomlkit.parse(f"value = {text}")["value"]
+    except ParseError:
+        return text
+
+
+def _check_known(key: str) -> None:
+    if key not in KNOWN_KEYS:
+        line = unknown_key_warning(key, "hippo config").replace(" and was ignored", "")
+        raise UsageError(f"{line}; known settings: {', '.join(KNOWN_KEYS)}")
+
+
+def settings_template() -> str:
+    """A new settings file: every key with its description, commented out at its default."""
+    lines = [
+        "# hippo workspace settings. Every key is optional: the commented values are the",
+        "# defaults. Change one with `hippo config set KEY VALUE` or edit this file.",
+    ]
+    for name, field in SettingsModel.model_fields.items():
+        default = field.get_default(call_default_factory=True)
+        shown = default if default is not None else (field.examples or [""])[0]
+        lines += ["", f"# {field.description}", f"# {name} = {tomlkit.item(shown).as_string()}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,89 @@
+"""Shared fixtures: an isolated home for every test, workspaces on disk, and the CLI."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from hippo_core.cli import main
+from hippo_core.plugins import reset_plugins
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test touches a real user directory or picks up installed plugins by accident."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("HIPPO_HOME", str(home / "hippo"))
+    monkeypatch.setenv("HIPPO_LOAD_PLUGINS", "")
+    reset_plugins()
+    yield home
+    reset_plugins()
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+
+HippoRunner = Callable[..., Run]
+
+
+@pytest.fixture
+def hippo(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> HippoRunner:
+    """Run the ``hippo`` console script in this process: ``hippo("context", cwd=ws)``."""
+
+    def run(*args: str, cwd: Path) -> Run:
+        monkeypatch.chdir(cwd)
+        monkeypatch.setattr(sys, "argv", ["hippo", *args])
+        capsys.readouterr()
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+def write_notes(root: Path, notes: dict[str, str | bytes], notes_dir: str = "notes") -> None:
+    """Write notes (text or raw bytes) below ``root/notes_dir``, dated in the past."""
+    past = time.time() - 60
+    for rel, content in notes.items():
+        path = root / notes_dir / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8", newline="")
+        os.utime(path, (past, past))
+
+
+WorkspaceMaker = Callable[..., Path]
+
+
+@pytest.fixture
+def make_workspace(tmp_path: Path) -> WorkspaceMaker:
+    """A workspace with settings text and notes: ``make_workspace(settings, notes)``."""
+    counter = iter(range(1000))
+
+    def make(settings: str = "", notes: dict[str, str | bytes] | None = None) -> Path:
+        root = tmp_path / f"ws{next(counter)}"
+        (root / ".hippo").mkdir(parents=True)
+        (root / ".hippo" / "settings.toml").write_text(settings, encoding="utf-8")
+        default = {"Home.md": "---\ntype: topic\n---\n# Home\n\nWelcome.\n"}
+        write_notes(root, default if notes is None else notes)
+        return root
+
+    return make

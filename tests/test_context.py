@@ -1,0 +1,202 @@
+"""`hippo context`: the parts, their order and exact lines, ranking, and the budget."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from hippo_core import Workspace
+from hippo_core.builtins.context_parts import task_words
+from hippo_core.context import build_context
+
+from .conftest import HippoRunner, WorkspaceMaker
+
+HOME = """---
+type: topic
+---
+# Home
+
+We run ledger. Read [[Deploy]] first.
+
+## Index
+
+- [[Deploy]]
+"""
+
+NOTES = {
+    "Home.md": HOME,
+    "Deploy.md": "---\nupdated: 2026-01-02\n---\n# Deploy\n\nShip with `make deploy`.\n",
+    "Runbooks/Database migrations.md": (
+        "---\nupdated: 2026-03-01\n---\n# Database migrations\n\n## Flaky test\n\n"
+        "Migrations run once per release.\n"
+    ),
+    "Testing.md": "---\nupdated: 2026-02-01\n---\n# Testing\n\n## Flaky tests\n\nRetry nothing.\n",
+}
+
+
+def test_parts_come_in_order_with_exact_lines(make_workspace: WorkspaceMaker, hippo: HippoRunner):
+    root = make_workspace('required_notes = ["Deploy.md", "Testing.md"]\n', NOTES)
+    sessions = root / ".hippo" / "sessions"
+    sessions.mkdir()
+    record = {"id": "abc-1", "tool": "claude-code", "started": "2026-11-30T09:00:00Z"}
+    (sessions / "abc-1.json").write_text(json.dumps(record))
+
+    run = hippo("context", "--task", "fix the flaky migration test", "--session", "abc-1", cwd=root)
+
+    assert run.code == 0, run.err
+    assert run.out == (
+        "# Home\n\nWe run ledger. Read [[Deploy]] first.\n"
+        "required: Deploy.md\n"
+        "required: Testing.md\n"
+        "session: abc-1 claude-code 2026-11-30T09:00:00Z\n"
+        "relevant:\n"
+        "- Database migrations: Migrations run once per release.\n"
+        "- Testing: Retry nothing.\n"
+        "linter: overdue=0 dangling=0\n"
+    )
+    assert run.err == ""
+
+
+def test_without_task_or_session_there_is_no_relevant_part_or_session_line(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    run = hippo("context", cwd=make_workspace("", NOTES))
+    assert run.out.splitlines()[-1] == "linter: overdue=0 dangling=0"
+    assert "relevant:" not in run.out
+    assert "session:" not in run.out
+
+
+def test_task_words_are_runs_of_three_or_more_letters_or_digits():
+    assert task_words("fix a db bug") == ["fix", "bug"]
+    assert task_words("Fix FIX fix 42 420 schön_über") == ["fix", "420", "schön", "über"]
+
+
+def test_ranking_scores_title_and_heading_words_then_updated_then_path(
+    make_workspace: WorkspaceMaker,
+):
+    notes = {
+        "Home.md": HOME,
+        "b.md": "---\nupdated: 2026-05-01\n---\n# Deploy\n\nb\n",
+        "a.md": "---\nupdated: 2026-05-01\n---\n# Deploy\n\na\n",
+        "newer.md": "---\nupdated: 2026-06-01\n---\n# Deploy\n\nnewer\n",
+        "undated.md": "# Deploy\n\nundated\n",
+        "bad-date.md": "---\nupdated: soon\n---\n# Deploy\n\nbad date\n",
+        "two.md": "---\nupdated: 2020-01-01\n---\n# Deploy\n## Rollback\n\ntwo words\n",
+        "body-only.md": "# Other\n\ndeploy rollback in the body does not count\n",
+    }
+    block = build_context(Workspace.open(make_workspace("", notes)), task="deploy rollback")
+    relevant = block.text.split("relevant:\n")[1].splitlines()[:5]
+    assert relevant == [
+        "- Deploy: two words",
+        "- Deploy: newer",
+        "- Deploy: a",
+        "- Deploy: b",
+        "- Deploy: bad date",
+    ]
+
+
+def test_at_most_five_relevant_notes(make_workspace: WorkspaceMaker):
+    notes = {"Home.md": HOME} | {f"n{i}.md": f"# Deploy {i}\n\nline {i}\n" for i in range(8)}
+    block = build_context(Workspace.open(make_workspace("", notes)), task="deploy")
+    assert block.text.count("\n- Deploy") == 5
+
+
+def test_optional_parts_are_left_out_whole_and_named_on_stderr(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    root = make_workspace("", NOTES)
+    full = hippo("context", "--task", "flaky", cwd=root).out
+    relevant = (
+        "relevant:\n- Database migrations: Migrations run once per release.\n"
+        "- Testing: Retry nothing.\n"
+    )
+    assert relevant in full
+    linter = len(b"linter: overdue=0 dangling=0\n")
+    budget = len(full.encode()) - linter - 1  # the relevant part no longer fits, the linter does
+    run = hippo("context", "--task", "flaky", "--budget", str(budget), cwd=root)
+    assert run.code == 0
+    assert run.err == f"omitted: relevant notes ({len(relevant.encode())})\n"
+    assert run.out == full.replace(relevant, "")
+    tight = len(full.encode()) - len(relevant.encode()) - 1  # neither fits
+    run = hippo("context", "--task", "flaky", "--budget", str(tight), cwd=root)
+    assert run.err.splitlines() == [
+        f"omitted: relevant notes ({len(relevant.encode())})",
+        f"omitted: linter counts ({linter})",
+    ]
+
+
+def test_required_parts_over_budget_fail_with_the_exact_message(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    root = make_workspace("", {"Home.md": "# Home\n\n" + "x" * 60 + "\n"})
+    run = hippo("context", "--budget", "10", cwd=root)
+    assert run.code == 1
+    assert run.out == ""
+    assert run.err == "error: context over budget: 69 > 10\n"
+
+
+def test_budget_comes_from_settings(make_workspace: WorkspaceMaker, hippo: HippoRunner):
+    root = make_workspace("budget_bytes = 12\n", {"Home.md": "# Home\n\n" + "x" * 60 + "\n"})
+    assert hippo("context", cwd=root).err == "error: context over budget: 69 > 12\n"
+
+
+def test_budget_must_be_positive(make_workspace: WorkspaceMaker, hippo: HippoRunner):
+    root = make_workspace()
+    for budget in ("0", "-5"):
+        run = hippo("context", "--budget", budget, cwd=root)
+        assert run.code == 2
+        assert run.err == f"error: --budget must be a positive number of bytes, not {budget}\n"
+
+
+def test_entry_section_is_text_before_the_first_level_two_heading(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    home = (
+        "---\na: 1\n---\n# Home\n\n```\n## not a heading in code\n```\n### kept\n## Cut\nhidden\n"
+    )
+    run = hippo("context", cwd=make_workspace("", {"Home.md": home}))
+    assert run.out.startswith("# Home\n\n```\n## not a heading in code\n```\n### kept\nlinter:")
+
+
+def test_missing_entry_note_is_one_clear_error(make_workspace: WorkspaceMaker, hippo: HippoRunner):
+    root = make_workspace('entry_note = "Start.md"\n')
+    run = hippo("context", cwd=root)
+    assert run.code == 1
+    assert run.err.count("\n") == 1
+    assert "entry note notes/Start.md does not exist" in run.err
+
+
+def test_unknown_session_is_one_clear_error(make_workspace: WorkspaceMaker, hippo: HippoRunner):
+    run = hippo("context", "--session", "nope", cwd=make_workspace())
+    assert run.code == 1
+    assert run.err == "error: session 'nope' not found: there is no .hippo/sessions/nope.json\n"
+
+
+def test_linter_counts_overdue_notes_and_dangling_links(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    notes = {
+        "Home.md": "# Home\n\n[[Gone]] and [[Also gone]] and [[Here]].\n",
+        "Here.md": "---\nreview_after: 2000-01-01\n---\n# Here\n",
+    }
+    run = hippo("context", cwd=make_workspace("", notes))
+    assert run.out.endswith("linter: overdue=1 dangling=2\n")
+
+
+def test_context_writes_no_file_holding_the_block(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    root = make_workspace("", NOTES)
+    run = hippo("context", "--task", "flaky migration", cwd=root)
+    relevant_line = "- Database migrations: Migrations run once per release."
+    assert relevant_line in run.out
+    for path in root.rglob("*"):
+        if path.is_file():
+            assert relevant_line.encode() not in path.read_bytes(), path
+
+
+def test_not_in_a_workspace(tmp_path: Path, hippo: HippoRunner):
+    run = hippo("context", cwd=tmp_path)
+    assert run.code == 1
+    assert run.err.startswith("error: no hippo workspace at ")
+    assert "run `hippo init`" in run.err
