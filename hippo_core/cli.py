@@ -26,9 +26,12 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: stable for the docs, and no rich import
 )
-config_app = typer.Typer(help="Read and change workspace settings.", no_args_is_help=True)
-notes_app = typer.Typer(help="Work with the notes.", no_args_is_help=True)
+config_app = typer.Typer(
+    help="Read and change workspace settings.", no_args_is_help=True, rich_markup_mode=None
+)
+notes_app = typer.Typer(help="Work with the notes.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(config_app, name="config")
 app.add_typer(notes_app, name="notes")
 
@@ -95,7 +98,7 @@ def init(
 
 
 @config_app.command("get")
-def config_get(key: str = typer.Argument(..., help="The setting's name.")) -> None:
+def config_get(key: str = typer.Argument(..., metavar="KEY", help="The setting's name.")) -> None:
     """Print a setting's value (its default when the file does not set it)."""
     import tomlkit
 
@@ -129,10 +132,15 @@ def notes_lint(as_json: bool = JSON_OPTION) -> None:
 
 @app.command()
 def context(
-    task: str | None = typer.Option(None, "--task", help="What the session is about."),
-    session: str | None = typer.Option(None, "--session", help="The session's id."),
+    task: str | None = typer.Option(
+        None, "--task", metavar="TEXT", help="What the session is about."
+    ),
+    session: str | None = typer.Option(None, "--session", metavar="ID", help="The session's id."),
     budget: int | None = typer.Option(
-        None, "--budget", help="Budget in bytes (default: budget_bytes from the settings)."
+        None,
+        "--budget",
+        metavar="N",
+        help="Budget in bytes (default: budget_bytes from the settings).",
     ),
 ) -> None:
     """Print the context block for the start of an agent session."""

@@ -130,8 +130,10 @@ def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
     raw = path.read_bytes() if path.exists() else b""
     document = parse_toml(raw, shown_as)
     document[key] = _parse_value(text)
-    validate_settings(tomlkit.dumps(document).encode("utf-8"), shown_as=shown_as)
-    atomic_write(path, tomlkit.dumps(document))
+    new = tomlkit.dumps(document)
+    new = new if new.endswith("\n") else new + "\n"
+    validate_settings(new.encode("utf-8"), shown_as=shown_as)
+    atomic_write(path, new)
 
 
 def _parse_value(text: str) -> Any:

@@ -54,7 +54,7 @@ def split_frontmatter(text: str) -> Split:
     start = 1 if text.startswith(BOM) else 0
     first_end = text.find("\n", start)
     if first_end < 0 or text[start:first_end].rstrip("\r") != FENCE:
-        return Split(None, 0, 1)
+        return Split(None, start, 1)
     position, line = first_end + 1, 2
     while position < len(text):
         end = text.find("\n", position)
@@ -63,7 +63,7 @@ def split_frontmatter(text: str) -> Split:
             body = len(text) if end < 0 else end + 1
             return Split(text[first_end + 1 : position], body, line + 1)
         position, line = stop + 1, line + 1
-    return Split(None, 0, 1, unclosed=True)
+    return Split(None, start, 1, unclosed=True)
 
 
 def read_meta(split: Split) -> tuple[Meta, list[Problem]]:

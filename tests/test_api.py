@@ -1,0 +1,25 @@
+"""The public API: what `hippo_core` exports is deliberate."""
+
+from __future__ import annotations
+
+import hippo_core
+
+
+def test_all_is_the_public_api():
+    assert sorted(hippo_core.__all__) == [
+        "ContextBlock",
+        "ContextPart",
+        "Finding",
+        "HippoError",
+        "Note",
+        "OverBudget",
+        "Settings",
+        "UsageError",
+        "Workspace",
+        "__version__",
+        "build_context",
+        "hookimpl",
+        "load_plugins",
+    ]
+    for name in hippo_core.__all__:
+        assert getattr(hippo_core, name) is not None

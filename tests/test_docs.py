@@ -1,0 +1,44 @@
+"""Docs that cannot drift: the command reference, the README's commands, the manual's links."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs"))
+
+from gen_cli import command_paths, render  # noqa: E402
+
+from hippo_core.cli import app  # noqa: E402
+
+
+def test_command_reference_matches_the_help():
+    assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == render(), (
+        "docs/cli.md is stale: run python docs/gen_cli.py"
+    )
+
+
+def test_every_command_is_in_the_reference():
+    from typer.main import get_command
+
+    reference = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    for path in command_paths(get_command(app)):
+        assert f"## `{' '.join(('hippo', *path))}`" in reference
+
+
+def test_ci_runs_the_test_command_of_the_readme():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = ci.strip().splitlines()[-1]
+    assert command.endswith("python -m pytest")
+    assert f"\n{command}\n" in readme
+
+
+def test_the_manual_links_resolve():
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            assert (page.parent / target).exists(), f"{page.name} links to missing {target}"

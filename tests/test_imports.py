@@ -1,0 +1,38 @@
+"""The agent's hot path stays light: `hippo context` imports no heavy library."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import WorkspaceMaker
+
+PROBE = """
+import sys
+from hippo_core.cli import main
+sys.argv = ["hippo", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+heavy = sorted(m for m in ("sqlalchemy", "jinja2", "rich", "pydantic") if m in sys.modules)
+sys.stderr.write("heavy:" + ",".join(heavy) + "\\n")
+"""
+
+
+def heavy_modules(root: Path, *args: str) -> list[str]:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], cwd=root, capture_output=True, text=True, check=True
+    )
+    line = next(x for x in result.stderr.splitlines() if x.startswith("heavy:"))
+    assert result.stdout.startswith("# Home"), result.stderr
+    return [m for m in line.removeprefix("heavy:").split(",") if m]
+
+
+def test_context_imports_no_heavy_library(make_workspace: WorkspaceMaker):
+    root = make_workspace("budget_bytes = 20000\n")
+    first = heavy_modules(root, "context", "--task", "home page")
+    assert "sqlalchemy" not in first and "jinja2" not in first and "rich" not in first
+    # Once the settings were validated, not even pydantic is needed.
+    assert heavy_modules(root, "context", "--task", "home page") == []

@@ -1,0 +1,161 @@
+"""The plugin kernel: built-ins through the same hooks, entry points, broken plugins."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hippo_core import ContextPart, Finding, HippoError, Workspace, build_context, hookimpl
+from hippo_core import hookspecs
+from hippo_core.plugins import DEFAULT_PLUGINS, load_plugins
+
+from .conftest import HippoRunner, WorkspaceMaker
+
+HOOKS = sorted(name for name in vars(hookspecs) if name.startswith("hippo_"))
+
+
+def test_every_hookspec_is_documented():
+    assert HOOKS == [
+        "hippo_context_parts",
+        "hippo_doctor_checks",
+        "hippo_lint_note",
+        "hippo_register_packs",
+    ]
+    for name in HOOKS:
+        doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+        assert "Called" in doc and len(doc) > 80, name
+
+
+def test_builtins_are_plugins_implementing_every_hook(hippo: HippoRunner, tmp_path: Path):
+    run = hippo("plugins", "--json", cwd=tmp_path)
+    infos = json.loads(run.out)
+    assert [i["name"] for i in infos] == list(DEFAULT_PLUGINS)
+    assert all(i["builtin"] and i["distribution"] == "hippo-memory" for i in infos)
+    assert sorted(h for i in infos for h in i["hooks"]) == HOOKS
+    text = hippo("plugins", cwd=tmp_path).out.splitlines()
+    assert text[0] == "hippo_core.builtins.packs  hippo-memory 0.1.0  hippo_register_packs"
+
+
+class ExtraPart:
+    @hookimpl
+    def hippo_context_parts(self, workspace, session, task):
+        return [ContextPart("extra", "extra: hello\n", required=False, order=55)]
+
+
+class Shouty:
+    @hookimpl
+    def hippo_lint_note(self, workspace, note):
+        return [Finding("warning", "shout", "too loud", note.path)] if "!" in note.title else []
+
+
+class Crashing:
+    @hookimpl
+    def hippo_doctor_checks(self, workspace):
+        raise RuntimeError("boom")
+
+
+def test_a_registered_plugin_adds_a_context_part_and_findings(make_workspace: WorkspaceMaker):
+    root = make_workspace("", {"Home.md": "---\na: 1\n---\n# Home!\n"})
+    plugins = load_plugins()
+    plugins.pm.register(ExtraPart(), name="extra")
+    plugins.pm.register(Shouty(), name="shouty")
+    try:
+        workspace = Workspace.open(root)
+        assert build_context(workspace).text.endswith("extra: hello\nlinter: overdue=0 dangling=0\n")
+        findings = plugins.lint_note(workspace, next(iter(workspace.notes)))
+        assert [f.code for f in findings] == ["shout"]
+    finally:
+        plugins.pm.unregister(name="extra")
+        plugins.pm.unregister(name="shouty")
+
+
+def test_a_failing_hook_names_its_plugin(make_workspace: WorkspaceMaker):
+    plugins = load_plugins()
+    plugins.pm.register(Crashing(), name="crashing")
+    try:
+        with pytest.raises(HippoError, match=r"plugin crashing .* failed in hippo_doctor_checks"):
+            plugins.doctor_checks(Workspace.open(make_workspace()))
+    finally:
+        plugins.pm.unregister(name="crashing")
+
+
+GOOD = """
+from hippo_core import ContextPart, hookimpl
+
+@hookimpl
+def hippo_context_parts(workspace, session, task):
+    return [ContextPart("team", "team: payments\\n", required=True, order=35)]
+"""
+MISSPELT = """
+from hippo_core import hookimpl
+
+@hookimpl
+def hippo_contxt_parts(workspace):
+    return []
+"""
+
+
+def make_distribution(site: Path, dist: str, module: str, source: str) -> None:
+    (site / f"{module}.py").write_text(source)
+    info = site / f"{dist.replace('-', '_')}-1.2.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.2.0\n")
+    (info / "entry_points.txt").write_text(f"[hippo]\n{module} = {module}\n")
+
+
+def run_hippo(args: list[str], cwd: Path, site: Path, load: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "HIPPO_LOAD_PLUGINS"}
+    env["PYTHONPATH"] = str(site)
+    if load is not None:
+        env["HIPPO_LOAD_PLUGINS"] = load
+    return subprocess.run(
+        [sys.executable, "-m", "hippo_core", *args], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    site = tmp_path / "site"
+    site.mkdir()
+    make_distribution(site, "hippo-team", "hippo_team", GOOD)
+    make_distribution(site, "hippo-broken", "hippo_broken", "raise ImportError('no numpy here')\n")
+    make_distribution(site, "hippo-misspelt", "hippo_misspelt", MISSPELT)
+    return site
+
+
+def test_entry_point_plugins_load_and_broken_ones_are_skipped(
+    site: Path, make_workspace: WorkspaceMaker
+):
+    root = make_workspace()
+    listed = run_hippo(["plugins", "--json"], root, site, load=None)
+    infos = {i["name"]: i for i in json.loads(listed.stdout)}
+    assert infos["hippo_team"]["distribution"] == "hippo-team"
+    assert infos["hippo_team"]["version"] == "1.2.0"
+    assert infos["hippo_team"]["hooks"] == ["hippo_context_parts"]
+    assert infos["hippo_broken"]["error"] == "ImportError: no numpy here"
+    assert "unknown hook 'hippo_contxt_parts'" in infos["hippo_misspelt"]["error"]
+    assert "hippo_broken from hippo-broken 1.2.0 was skipped" in listed.stderr
+
+    context = run_hippo(["context"], root, site, load=None)
+    assert context.returncode == 0
+    assert context.stdout == "# Home\n\nWelcome.\nteam: payments\nlinter: overdue=0 dangling=0\n"
+
+    doctor = run_hippo(["doctor"], root, site, load=None)
+    assert "warning: plugin: hippo_broken from hippo-broken was skipped" in doctor.stdout
+
+
+@pytest.mark.parametrize(
+    ("load", "expected"),
+    [("", set()), ("hippo_team", {"hippo_team"}), ("hippo-team, hippo-other", {"hippo_team"})],
+)
+def test_hippo_load_plugins_chooses(site: Path, tmp_path: Path, load: str, expected: set[str]):
+    listed = run_hippo(["plugins", "--json"], tmp_path, site, load=load)
+    names = {i["name"] for i in json.loads(listed.stdout) if not i["builtin"]}
+    assert names == expected
+    assert listed.stderr == ""
