@@ -58,7 +58,9 @@ def test_budget_of_each_sample_task(make_workspace: WorkspaceMaker, hippo: Hippo
     assert ("info", "budget", "task 'nothing here' uses 44 of 80 bytes") in findings
     omitted = [f for f in findings if f[0] == "warning" and f[1] == "budget"]
     assert omitted == [("warning", "budget", "task 'deploy': omitted: relevant notes (400)")]
-    code, findings = doctor(hippo, make_workspace('budget_bytes = 10\nsample_tasks = ["x"]\n', notes))
+    code, findings = doctor(
+        hippo, make_workspace('budget_bytes = 10\nsample_tasks = ["x"]\n', notes)
+    )
     assert code == 1
     assert ("error", "budget", "task 'x': context over budget: 15 > 10") in findings
 
@@ -79,7 +81,9 @@ def test_git_tracking_local_only_files_is_a_warning(
     tracked = sorted(f[2].split(",")[0] for f in findings if f[1] == "git")
     assert tracked == ["git tracks .hippo/sessions/s1.json", "git tracks notes/Session log.md"]
     assert (root / ".git" / "index").read_bytes() == index  # doctor only reads git
-    subprocess.run([*git, "rm", "-q", "--cached", "-r", ".hippo/sessions", "notes/Session log.md"], cwd=root)
+    subprocess.run(
+        [*git, "rm", "-q", "--cached", "-r", ".hippo/sessions", "notes/Session log.md"], cwd=root
+    )
     assert [f for f in doctor(hippo, root)[1] if f[1] == "git"] == []
 
 

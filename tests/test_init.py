@@ -63,7 +63,9 @@ def test_a_second_init_changes_nothing(tmp_path: Path, hippo: HippoRunner):
     assert run.code == 0
     assert all(line.startswith("kept") for line in run.out.splitlines())
     assert files(tmp_path) == before
-    assert all(p.stat().st_mtime_ns == stamp for p, stamp in stamps.items() if "cache" not in str(p))
+    assert all(
+        p.stat().st_mtime_ns == stamp for p, stamp in stamps.items() if "cache" not in str(p)
+    )
 
 
 def test_init_restores_a_missing_core_file(tmp_path: Path, hippo: HippoRunner):
@@ -88,7 +90,10 @@ def test_force_overwrites_only_the_core_pack(tmp_path: Path, hippo: HippoRunner)
     run = hippo("init", "--force", cwd=tmp_path)
     assert "overwrote .hippo/packs/core/prompts/verify.md" in run.out
     after = files(tmp_path)
-    assert after[".hippo/packs/core/prompts/verify.md"] == pristine[".hippo/packs/core/prompts/verify.md"]
+    assert (
+        after[".hippo/packs/core/prompts/verify.md"]
+        == pristine[".hippo/packs/core/prompts/verify.md"]
+    )
     assert after[".hippo/settings.toml"] == b"budget_bytes = 1000\n"
     assert after["notes/Home.md"] == b"# My home\n"
     assert after[".gitignore"].decode().splitlines()[0] == "mine"
@@ -105,7 +110,9 @@ def test_init_appends_missing_rules_to_an_existing_gitignore(tmp_path: Path, hip
 
 def test_init_follows_a_configured_notes_dir(tmp_path: Path, hippo: HippoRunner):
     (tmp_path / ".hippo").mkdir()
-    (tmp_path / ".hippo" / "settings.toml").write_text('notes_dir = "wiki"\nentry_note = "Start.md"\n')
+    (tmp_path / ".hippo" / "settings.toml").write_text(
+        'notes_dir = "wiki"\nentry_note = "Start.md"\n'
+    )
     hippo("init", cwd=tmp_path)
     assert (tmp_path / "wiki" / "Start.md").is_file()
     assert "/wiki/Session log.md" in (tmp_path / ".gitignore").read_text().splitlines()

@@ -14,7 +14,7 @@ from hippo_core.notes.note import parse_note
 
 from .conftest import HippoRunner, WorkspaceMaker
 
-TODAY = dt.datetime.now(dt.timezone.utc).date()
+TODAY = dt.datetime.now(dt.UTC).date()
 
 
 def lint(hippo: HippoRunner, root: Path) -> list[dict[str, object]]:
@@ -69,7 +69,12 @@ def test_the_five_keys_are_read_and_others_ignored():
     [
         ("# Title\n\nFirst line.\n## Sub\n", "Title", ("Title", "Sub"), "First line."),
         ("## Not a title\n#nor this\nbody\n", "name", ("Not a title",), "#nor this"),
-        ("intro before\n# Later title\n\n### Deep\ntext\n", "Later title", ("Later title", "Deep"), "text"),
+        (
+            "intro before\n# Later title\n\n### Deep\ntext\n",
+            "Later title",
+            ("Later title", "Deep"),
+            "text",
+        ),
         ("```\n# in code\n```\n# Real\nafter\n", "Real", ("Real",), "after"),
         ("---\ntype: x\n---\n\n# T #\n\n\n  spaced  \n", "T", ("T",), "spaced"),
     ],
@@ -183,7 +188,11 @@ def test_bad_input_gives_findings_and_changes_nothing(
     root = make_workspace("", {"Home.md": "---\na: 1\n---\n# Home\n", **BAD_INPUT})
     before = {p: p.read_bytes() for p in (root / "notes").iterdir()}
     findings = {(f["where"], f["code"], f["detail"]) for f in lint(hippo, root)}
-    assert ("notes/latin1.md", "unreadable note", "not UTF-8 (byte 5); save it as UTF-8") in findings
+    assert (
+        "notes/latin1.md",
+        "unreadable note",
+        "not UTF-8 (byte 5); save it as UTF-8",
+    ) in findings
     assert ("notes/binary.md", "unreadable note", "a binary file, not Markdown") in findings
     assert (
         "notes/unclosed.md",

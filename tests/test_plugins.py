@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core import ContextPart, Finding, HippoError, Workspace, build_context, hookimpl
-from hippo_core import hookspecs
+from hippo_core import (
+    ContextPart,
+    Finding,
+    HippoError,
+    Workspace,
+    build_context,
+    hookimpl,
+    hookspecs,
+)
 from hippo_core.plugins import DEFAULT_PLUGINS, load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker
@@ -67,7 +74,9 @@ def test_a_registered_plugin_adds_a_context_part_and_findings(make_workspace: Wo
     plugins.pm.register(Shouty(), name="shouty")
     try:
         workspace = Workspace.open(root)
-        assert build_context(workspace).text.endswith("extra: hello\nlinter: overdue=0 dangling=0\n")
+        assert build_context(workspace).text.endswith(
+            "extra: hello\nlinter: overdue=0 dangling=0\n"
+        )
         findings = plugins.lint_note(workspace, next(iter(workspace.notes)))
         assert [f.code for f in findings] == ["shout"]
     finally:
@@ -109,13 +118,19 @@ def make_distribution(site: Path, dist: str, module: str, source: str) -> None:
     (info / "entry_points.txt").write_text(f"[hippo]\n{module} = {module}\n")
 
 
-def run_hippo(args: list[str], cwd: Path, site: Path, load: str | None) -> subprocess.CompletedProcess[str]:
+def run_hippo(
+    args: list[str], cwd: Path, site: Path, load: str | None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "HIPPO_LOAD_PLUGINS"}
     env["PYTHONPATH"] = str(site)
     if load is not None:
         env["HIPPO_LOAD_PLUGINS"] = load
     return subprocess.run(
-        [sys.executable, "-m", "hippo_core", *args], cwd=cwd, env=env, capture_output=True, text=True
+        [sys.executable, "-m", "hippo_core", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
     )
 
 

@@ -14,7 +14,11 @@ from .conftest import HippoRunner, WorkspaceMaker
 def test_defaults(make_workspace: WorkspaceMaker):
     settings = Workspace.open(make_workspace("")).settings
     assert settings == Settings()
-    assert (settings.notes_dir, settings.entry_note, settings.budget_bytes) == ("notes", "Home.md", 25600)
+    assert (settings.notes_dir, settings.entry_note, settings.budget_bytes) == (
+        "notes",
+        "Home.md",
+        25600,
+    )
     assert settings.effective_log_path == "notes/Session log.md"
 
 
@@ -54,13 +58,19 @@ def test_unknown_key_is_named_once_with_a_suggestion(
             'budget_bytes = "lots"\n',
             '.hippo/settings.toml: budget_bytes: input should be a valid integer, found "lots"',
         ),
-        ("budget_bytes = 0\n", ".hippo/settings.toml: budget_bytes: input should be greater than 0, found 0"),
+        (
+            "budget_bytes = 0\n",
+            ".hippo/settings.toml: budget_bytes: input should be greater than 0, found 0",
+        ),
         (
             'notes_dir = "../elsewhere"\n',
             ".hippo/settings.toml: notes_dir: must be a relative path that stays inside the "
             'workspace, found "../elsewhere"',
         ),
-        ("required_notes = [1]\n", ".hippo/settings.toml: required_notes.0: input should be a valid string, found 1"),
+        (
+            "required_notes = [1]\n",
+            ".hippo/settings.toml: required_notes.0: input should be a valid string, found 1",
+        ),
         ("budget_bytes = [\n", ".hippo/settings.toml: not valid TOML: "),
         ("x = 1\nx = 2\n", ".hippo/settings.toml: not valid TOML: "),
     ],
