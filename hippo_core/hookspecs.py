@@ -1,3 +1,5 @@
+# Hookspecs have no body: pluggy calls the implementations, never these.
+# mypy: disable-error-code="empty-body"
 """Every hook hippo calls. Built-in features implement them exactly as third parties do.
 
 A plugin is a module or object with functions marked ``@hippo_core.hookimpl`` whose names

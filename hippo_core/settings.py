@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hippo_core.cache import read_cache, write_cache
+from hippo_core.errors import HippoError
 
 SETTINGS_FILE = "settings.toml"
 DEFAULT_LOG_NAME = "Session log.md"
@@ -52,6 +53,8 @@ def load_settings(path: Path, *, shown_as: str, cache_path: Path) -> LoadedSetti
         raw = path.read_bytes()
     except FileNotFoundError:
         return LoadedSettings(Settings())
+    except OSError as exc:
+        raise HippoError(f"{shown_as}: cannot be read ({exc.strerror})") from None
     key = hashlib.sha256(raw).hexdigest()
     cached = read_cache(cache_path, key)
     if isinstance(cached, dict):
@@ -76,5 +79,6 @@ def _from_payload(payload: dict[str, object]) -> LoadedSettings:
     for name in ("required_notes", "sample_tasks"):
         values[name] = tuple(values[name])
     warnings = payload["warnings"]
-    assert isinstance(warnings, list)
+    if not isinstance(warnings, list):
+        raise TypeError("warnings must be a list")
     return LoadedSettings(Settings(**values), tuple(str(w) for w in warnings))

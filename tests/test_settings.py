@@ -158,3 +158,12 @@ def test_hot_path_uses_the_validated_cache(make_workspace: WorkspaceMaker, tmp_p
     assert (root / ".hippo" / "cache" / "settings.json").is_file()
     (root / ".hippo" / "settings.toml").write_text("budget_bytes = 78\n")
     assert Workspace.open(root).settings.budget_bytes == 78
+
+
+def test_settings_that_cannot_be_read(make_workspace: WorkspaceMaker, hippo: HippoRunner):
+    root = make_workspace()
+    (root / ".hippo" / "settings.toml").unlink()
+    (root / ".hippo" / "settings.toml").mkdir()
+    run = hippo("context", cwd=root)
+    assert run.code == 1
+    assert run.err == "error: .hippo/settings.toml: cannot be read (Is a directory)\n"

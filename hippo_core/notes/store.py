@@ -78,13 +78,8 @@ def load_notes(notes_dir: Path, *, cache_path: Path) -> NoteSet:
     for path, stat in sorted(discover(notes_dir)):
         stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ino]
         entry = old.get(path)
-        note = None
-        if isinstance(entry, list) and len(entry) == 2 and entry[0] == stamp:
-            try:
-                note = Note.from_json(entry[1])  # type: ignore[arg-type]
-            except (KeyError, TypeError, ValueError):
-                note = None
-        if note is None:
+        note = _cached_note(entry, stamp)
+        if note is None or entry is None:
             note = _parse_file(notes_dir, path)
             entry = [stamp, note.to_json()]
             changed = True
@@ -94,6 +89,15 @@ def load_notes(notes_dir: Path, *, cache_path: Path) -> NoteSet:
     if changed or fresh.keys() != old.keys():
         write_cache(cache_path, key, fresh)
     return NoteSet(notes_dir, notes)
+
+
+def _cached_note(entry: object, stamp: list[int]) -> Note | None:
+    if not (isinstance(entry, list) and len(entry) == 2 and entry[0] == stamp):
+        return None
+    try:
+        return Note.from_json(entry[1])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def _parse_file(notes_dir: Path, path: str) -> Note:
