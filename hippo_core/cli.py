@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -169,7 +170,7 @@ def plugins(as_json: bool = JSON_OPTION) -> None:
 
     infos = load_plugins().infos()
     if as_json:
-        _print_json([info.__dict__ | {"hooks": list(info.hooks)} for info in infos])
+        _print_json([asdict(info) for info in infos])
         return
     for info in infos:
         state = f"failed to load: {info.error}" if info.error else ", ".join(info.hooks)

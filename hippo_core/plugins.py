@@ -72,6 +72,11 @@ class Plugins:
         return loaded + self.broken
 
     def _collect(self, hook: str, **kwargs: Any) -> list[Any]:
+        """Call every implementation of ``hook`` in pluggy's order; None results dropped.
+
+        Implementations are called one by one rather than through ``pm.hook`` so that an
+        exception can name the plugin and distribution it came from.
+        """
         results: list[Any] = []
         caller = getattr(self.pm.hook, hook)
         for impl in reversed(caller.get_hookimpls()):
