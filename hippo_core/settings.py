@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hippo_core.cache import read_cache, write_cache
 from hippo_core.errors import HippoError
@@ -28,6 +29,14 @@ class Settings:
     required_notes: tuple[str, ...] = ()
     sample_tasks: tuple[str, ...] = ()
     log_path: str | None = None
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> Settings:
+        """Settings from plain values, as validated or cached (lists become tuples)."""
+        values = dict(values)
+        for name in ("required_notes", "sample_tasks"):
+            values[name] = tuple(values[name])
+        return cls(**values)
 
     @property
     def effective_log_path(self) -> str:
@@ -75,10 +84,7 @@ def _to_payload(loaded: LoadedSettings) -> dict[str, object]:
 
 
 def _from_payload(payload: dict[str, object]) -> LoadedSettings:
-    values = dict(payload["settings"])  # type: ignore[call-overload]
-    for name in ("required_notes", "sample_tasks"):
-        values[name] = tuple(values[name])
-    warnings = payload["warnings"]
-    if not isinstance(warnings, list):
-        raise TypeError("warnings must be a list")
-    return LoadedSettings(Settings(**values), tuple(str(w) for w in warnings))
+    values, warnings = payload["settings"], payload["warnings"]
+    if not isinstance(values, dict) or not isinstance(warnings, list):
+        raise TypeError("a settings cache holds a mapping and a list")
+    return LoadedSettings(Settings.from_values(values), tuple(str(w) for w in warnings))

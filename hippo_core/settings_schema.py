@@ -83,10 +83,7 @@ def validate_settings(raw: bytes, *, shown_as: str) -> LoadedSettings:
     warnings = tuple(unknown_key_warning(k, shown_as) for k in values if k not in KNOWN_KEYS)
     known = {k: v for k, v in values.items() if k in KNOWN_KEYS}
     model = _validate(known, shown_as)
-    data = model.model_dump()
-    data["required_notes"] = tuple(data["required_notes"])
-    data["sample_tasks"] = tuple(data["sample_tasks"])
-    return LoadedSettings(Settings(**data), warnings)
+    return LoadedSettings(Settings.from_values(model.model_dump()), warnings)
 
 
 def _validate(values: dict[str, Any], shown_as: str) -> SettingsModel:

@@ -41,7 +41,7 @@ def replace_text(raw: bytes, old: str, new: str) -> bytes:
     if len(found) > 1:
         raise EditError(f"old text found {len(found)} times; it must occur exactly once")
     start = found[0]
-    if start < _body_start_of(text):
+    if start < split_frontmatter(text).body_start:
         raise EditError("old text lies in the frontmatter")
     # Slice the original bytes rather than re-encoding the whole text, so the
     # bytes outside the span are untouched by construction.
@@ -107,18 +107,14 @@ def _occurrences(text: str, old: str) -> list[int]:
     return found
 
 
-def _body_start_of(text: str) -> int:
-    return split_frontmatter(text).body_start
-
-
 def _check_frontmatter_kept(before: str, after: bytes) -> None:
     """Refuse an edit whose body text would open or close a frontmatter block."""
     # Only a note without a closed block is at risk: a "---" line put at the
     # top, or one closing a lone opening fence, would turn body into
     # frontmatter and change what the note's keys are.
     after_text = after.decode("utf-8")
-    old_head = before[: _body_start_of(before)].removeprefix(BOM)
-    new_head = after_text[: _body_start_of(after_text)].removeprefix(BOM)
+    old_head = before[: split_frontmatter(before).body_start].removeprefix(BOM)
+    new_head = after_text[: split_frontmatter(after_text).body_start].removeprefix(BOM)
     # A closing fence at the very end of the file may gain its line end.
     if new_head.rstrip("\r\n") != old_head.rstrip("\r\n"):
         raise EditError("edit would change the frontmatter")

@@ -70,8 +70,8 @@ def load_notes(notes_dir: Path, *, cache_path: Path) -> NoteSet:
     """Parse every note below ``notes_dir``, reusing cached results for unchanged files."""
     key = os.fspath(notes_dir.resolve())
     cached = read_cache(cache_path, key)
-    old: dict[str, list[object]] = cached if isinstance(cached, dict) else {}
-    fresh: dict[str, list[object]] = {}
+    old: dict[str, object] = cached if isinstance(cached, dict) else {}
+    fresh: dict[str, object] = {}
     notes: dict[str, Note] = {}
     changed = False
     racy_after = time.time() - _RACY_SECONDS
@@ -79,7 +79,7 @@ def load_notes(notes_dir: Path, *, cache_path: Path) -> NoteSet:
         stamp = [stat.st_size, stat.st_mtime_ns, stat.st_ino]
         entry = old.get(path)
         note = _cached_note(entry, stamp)
-        if note is None or entry is None:
+        if note is None:
             note = _parse_file(notes_dir, path)
             entry = [stamp, note.to_json()]
             changed = True
