@@ -81,6 +81,12 @@ def make_workspace(root: Path, count: int, seed: int = 7) -> None:
         )
 
 
+def compile_package() -> None:
+    """Byte-compile hippo as an install does (PYTHONDONTWRITEBYTECODE may be set here)."""
+    package = Path(__file__).resolve().parent.parent / "hippo_core"
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
+
+
 def median_seconds(argv: list[str], cwd: Path, runs: int) -> float:
     times = []
     for _ in range(runs):
@@ -103,6 +109,7 @@ def main() -> None:
         "--task",
         "fix the flaky migration test",
     ]
+    compile_package()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_workspace(root, args.notes)

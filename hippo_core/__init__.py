@@ -12,6 +12,7 @@ from hippo_core.findings import Finding
 from hippo_core.notes.note import Note
 from hippo_core.plugins import hookimpl, load_plugins
 from hippo_core.settings import Settings
+from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
 from hippo_core.workspace import Workspace
 
 __all__ = [
@@ -21,7 +22,12 @@ __all__ = [
     "HippoError",
     "Note",
     "OverBudget",
+    "Parsed",
+    "Resume",
+    "SessionInfo",
     "Settings",
+    "TranscriptSource",
+    "Turn",
     "UsageError",
     "Workspace",
     "__version__",

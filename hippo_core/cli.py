@@ -177,6 +177,16 @@ def plugins(as_json: bool = JSON_OPTION) -> None:
         typer.echo(f"{info.name}  {info.distribution} {info.version}  {state}")
 
 
+def _register_commands() -> None:
+    from hippo_core import cli_sessions, cli_transcripts
+
+    cli_transcripts.register(app)
+    cli_sessions.register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     """The console script: run the app, turning a user's error into one line."""
     try:

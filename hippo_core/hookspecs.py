@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from hippo_core.context import ContextPart
     from hippo_core.findings import Finding
     from hippo_core.notes.note import Note
+    from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
 
 hookspec = pluggy.HookspecMarker("hippo")
@@ -30,6 +31,17 @@ def hippo_register_packs(register: Callable[[str, Path], None]) -> None:
     Called once when hippo needs the list of packs it can install (``hippo init`` takes the
     one named ``core`` from here). The directory holds ``passes/``, ``prompts/`` and
     ``personas/``. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
+    """Register transcript sources, as ``register(source)``.
+
+    A source (:class:`~hippo_core.transcripts.model.TranscriptSource`) reads one agent's
+    transcripts: it names its tool, finds its files and parses them into sessions and
+    turns. Called by ``hippo ingest``; the first source registered under a name wins, so a
+    plugin cannot silently replace a built-in one. Returns nothing.
     """
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from hippo_core.context import ContextPart
     from hippo_core.findings import Finding
     from hippo_core.notes.note import Note
+    from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
 
 ENTRY_POINT_GROUP = "hippo"
@@ -33,6 +34,13 @@ DEFAULT_PLUGINS = (
     "hippo_core.builtins.context_parts",
     "hippo_core.builtins.lint",
     "hippo_core.builtins.doctor_checks",
+    "hippo_core.builtins.sources.claude_code",
+    "hippo_core.builtins.sources.codex",
+    "hippo_core.builtins.sources.opencode",
+    "hippo_core.builtins.sources.command_code",
+    "hippo_core.builtins.sources.dsh",
+    "hippo_core.builtins.sources.gemini",
+    "hippo_core.builtins.sources.muse",
 )
 
 log = logging.getLogger("hippo")
@@ -102,6 +110,16 @@ class Plugins:
             found.setdefault(name, Path(directory))
 
         self._collect("hippo_register_packs", register=register)
+        return found
+
+    def sources(self) -> dict[str, TranscriptSource]:
+        """Every transcript source by tool name; the first registered under a name wins."""
+        found: dict[str, TranscriptSource] = {}
+
+        def register(source: TranscriptSource) -> None:
+            found.setdefault(source.name, source)
+
+        self._collect("hippo_register_sources", register=register)
         return found
 
     def context_parts(

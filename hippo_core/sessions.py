@@ -1,22 +1,33 @@
 """Session records: ``.hippo/sessions/<id>.json``, one per agent session.
 
+A *declared* record is written by ``hippo session`` and ``hippo hook``; a *derived* one by
+``hippo ingest`` for a transcript of this workspace that has no declared record. Declaring
+a session replaces its derived record; ingest never replaces a declared one.
+
 Ids become file names, so an id must match ``[A-Za-z0-9_-]{1,128}``; any other id is
 replaced by ``h-`` and the first 32 hex digits of its SHA-256, the same every time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 _VALID_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+DECLARED, DERIVED = "declared", "derived"
+UNSPECIFIED = "unspecified"
 
 
 def session_id(raw: str) -> str:
@@ -26,10 +37,26 @@ def session_id(raw: str) -> str:
     return "h-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+def now() -> str:
+    """The current UTC time as hippo writes it: ``2026-11-30T05:21:00Z``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def record_path(workspace: Workspace, raw_id: str) -> Path:
+    return workspace.sessions_dir / f"{session_id(raw_id)}.json"
+
+
+def load_record(workspace: Workspace, raw_id: str) -> dict[str, Any] | None:
+    """The record of ``raw_id``, or None when there is none (or it is unreadable)."""
+    try:
+        return read_record(workspace, raw_id)
+    except HippoError:
+        return None
+
+
 def read_record(workspace: Workspace, raw_id: str) -> dict[str, Any]:
     """The record of session ``raw_id``; a missing or unreadable record is an error."""
-    sid = session_id(raw_id)
-    path = workspace.sessions_dir / f"{sid}.json"
+    path = record_path(workspace, raw_id)
     shown = workspace.relative(path)
     try:
         record = json.loads(path.read_bytes())
@@ -40,3 +67,108 @@ def read_record(workspace: Workspace, raw_id: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise HippoError(f"{shown}: not a session record (a JSON object is expected)")
     return record
+
+
+def write_record(workspace: Workspace, record: dict[str, Any]) -> Path:
+    """Write ``record`` atomically under its id."""
+    path = record_path(workspace, record["id"])
+    atomic_write(path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def all_records(workspace: Workspace) -> list[dict[str, Any]]:
+    """Every readable session record of the workspace (unreadable ones are skipped)."""
+    records = []
+    for path in sorted(workspace.sessions_dir.glob("*.json")):
+        try:
+            record = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and isinstance(record.get("id"), str):
+            records.append(record)
+    return records
+
+
+@contextlib.contextmanager
+def records_lock(workspace: Workspace) -> Iterator[None]:
+    """Serialise read-modify-write of records (hooks may run twice, in parallel)."""
+    from hippo_core.locks import file_lock
+
+    with file_lock(workspace.sessions_dir / ".lock"):
+        yield
+
+
+def new_declared(raw_id: str, tool: str, *, task: str | None, cwd: str | None) -> dict[str, Any]:
+    """A fresh declared record (not yet written)."""
+    return {
+        "id": session_id(raw_id),
+        "tool": tool,
+        "kind": DECLARED,
+        "native_id": raw_id,
+        "started": now(),
+        "ended": None,
+        "cwd": cwd,
+        "task": task,
+        "context_bytes": 0,
+        "notes": [],
+        "handoff": None,
+        "no_change": None,
+        "end_reason": None,
+    }
+
+
+def declare(
+    workspace: Workspace,
+    raw_id: str,
+    tool: str,
+    *,
+    task: str | None = None,
+    cwd: str | None = None,
+) -> dict[str, Any]:
+    """The declared record of ``raw_id``, created (replacing a derived one) if needed."""
+    record = load_record(workspace, raw_id)
+    if record is None or record.get("kind") != DECLARED:
+        derived = record or {}
+        record = new_declared(raw_id, tool, task=task, cwd=cwd)
+        # What the transcript already told about the session stays true once declared.
+        for key in ("tool", "native_id", "started", "cwd", "branch", "parent"):
+            if derived.get(key):
+                record[key] = derived[key]
+    elif task and not record.get("task"):
+        record["task"] = task
+    write_record(workspace, record)
+    return record
+
+
+def end(
+    workspace: Workspace,
+    record: dict[str, Any],
+    *,
+    notes: list[str] | None = None,
+    handoff: str | None = None,
+    no_change: str | None = None,
+) -> dict[str, Any]:
+    """End a declared session, recording what it touched, its handoff or why nothing."""
+    notes = list(dict.fromkeys(notes or []))
+    record["ended"] = now()
+    record["notes"] = list(dict.fromkeys([*record.get("notes", []), *notes]))
+    if handoff is not None:
+        record["handoff"] = handoff
+    if no_change is not None:
+        record["no_change"] = no_change
+    if notes or handoff is not None:
+        record["end_reason"] = "changed"
+    elif no_change is not None:
+        record["end_reason"] = "no-change"
+    elif not record.get("end_reason"):
+        record["end_reason"] = UNSPECIFIED
+    write_record(workspace, record)
+    return record
+
+
+def latest_open(workspace: Workspace) -> dict[str, Any] | None:
+    """The most recently started declared session that has not ended."""
+    open_records = [
+        r for r in all_records(workspace) if r.get("kind") == DECLARED and not r.get("ended")
+    ]
+    return max(open_records, key=lambda r: str(r.get("started") or ""), default=None)

@@ -29,6 +29,7 @@ class Settings:
     required_notes: tuple[str, ...] = ()
     sample_tasks: tuple[str, ...] = ()
     log_path: str | None = None
+    transcript_dirs: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> Settings:
@@ -36,6 +37,8 @@ class Settings:
         values = dict(values)
         for name in ("required_notes", "sample_tasks"):
             values[name] = tuple(values[name])
+        dirs = values.get("transcript_dirs") or {}
+        values["transcript_dirs"] = {tool: tuple(folders) for tool, folders in dirs.items()}
         return cls(**values)
 
     @property

@@ -55,6 +55,13 @@ class SettingsModel(BaseModel):
         description="Session log, relative to the workspace; default <notes_dir>/Session log.md.",
         examples=["notes/Session log.md"],
     )
+    transcript_dirs: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description=(
+            "More folders to ingest, per agent, each read like the agent's own home folder."
+        ),
+        examples=[{"claude-code": ["~/work-machine/.claude"]}],
+    )
 
 
 KNOWN_KEYS = tuple(SettingsModel.model_fields)
@@ -154,6 +161,9 @@ def settings_template() -> str:
     ]
     for name, field in SettingsModel.model_fields.items():
         default = field.get_default(call_default_factory=True)
-        shown = default if default is not None else (field.examples or [""])[0]
-        lines += ["", f"# {field.description}", f"# {name} = {tomlkit.item(shown).as_string()}"]
+        shown = default if default not in (None, {}) else (field.examples or [""])[0]
+        value = tomlkit.inline_table() if isinstance(shown, dict) else tomlkit.item(shown)
+        if isinstance(shown, dict):
+            value.update(shown)
+        lines += ["", f"# {field.description}", f"# {name} = {value.as_string()}"]
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ def test_every_hookspec_is_documented():
         "hippo_doctor_checks",
         "hippo_lint_note",
         "hippo_register_packs",
+        "hippo_register_sources",
     ]
     for name in HOOKS:
         doc = inspect.getdoc(getattr(hookspecs, name)) or ""
@@ -44,7 +45,9 @@ def test_builtins_are_plugins_implementing_every_hook(hippo: HippoRunner, tmp_pa
     infos = json.loads(run.out)
     assert [i["name"] for i in infos] == list(DEFAULT_PLUGINS)
     assert all(i["builtin"] and i["distribution"] == "hippo-memory" for i in infos)
-    assert sorted(h for i in infos for h in i["hooks"]) == HOOKS
+    assert sorted({h for i in infos for h in i["hooks"]}) == HOOKS
+    sources = [i["name"] for i in infos if i["hooks"] == ["hippo_register_sources"]]
+    assert len(sources) == 7  # one plugin per agent
     text = hippo("plugins", cwd=tmp_path).out.splitlines()
     assert text[0] == "hippo_core.builtins.packs  hippo-memory 0.1.0  hippo_register_packs"
 

@@ -1,0 +1,153 @@
+"""Opening the index: WAL mode, the schema version, and the lock ingests share.
+
+The tables are defined with SQLAlchemy (:mod:`hippo_core.index.schema`, compiled into
+:mod:`hippo_core.index.ddl`), and SQLAlchemy serves the queries of ``hippo search`` and
+``hippo log``. Importing SQLAlchemy costs about 120 ms, four times an interpreter's start,
+so the ingest, run after every agent session, creates and writes the tables through the
+standard library's driver and never imports it.
+
+An index written by another schema version is rebuilt by the next ingest (it is only a
+cache of the transcript files); a command that only reads it says what to run instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hippo_core.errors import HippoError
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+#: Bumped whenever a table changes; an index of another version is rebuilt by ``ingest``.
+SCHEMA_VERSION = 1
+LOCK_WAIT_SECONDS = 120.0
+#: How long a statement waits for another program's write lock on the index.
+BUSY_SECONDS = 30.0
+_NOT_SQLITE = -2
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection with hippo's pragmas: WAL, a busy timeout, NORMAL sync."""
+    conn = sqlite3.connect(path, timeout=BUSY_SECONDS, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def _version(path: Path) -> int | None:
+    """The schema version recorded at ``path``; None when empty, -2 when not SQLite."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_SECONDS)
+        try:
+            names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+            if "meta" not in names:
+                return None if not names else -1
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return _NOT_SQLITE
+    return int(row[0]) if row is not None else -1
+
+
+def _engine(path: Path) -> Engine:
+    from sqlalchemy import create_engine, event
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(f"sqlite:///{path}", poolclass=NullPool)
+
+    @event.listens_for(engine, "connect")
+    def _pragmas(dbapi_connection: sqlite3.Connection, _record: object) -> None:
+        dbapi_connection.execute("PRAGMA busy_timeout = 30000")
+
+    return engine
+
+
+def _create(path: Path) -> None:
+    """Create the tables (SQLAlchemy's compiled statements), record the version."""
+    from hippo_core.index.ddl import STATEMENTS
+
+    conn = connect(path)
+    try:
+        with conn:
+            conn.execute("BEGIN")
+            for statement in STATEMENTS:
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+    finally:
+        conn.close()
+
+
+def delete_index(path: Path) -> None:
+    """Remove the index and its WAL files (``ingest --full``, or a rebuild)."""
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            Path(f"{path}{suffix}").unlink()
+
+
+def open_for_writing(path: Path, say: Callable[[str], None]) -> tuple[sqlite3.Connection, bool]:
+    """The index at ``path``, created or rebuilt as needed; True when it starts empty."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    found = _version(path) if path.exists() else None
+    if found != SCHEMA_VERSION:
+        if found is not None:
+            reason = (
+                "is not a readable SQLite database"
+                if found == _NOT_SQLITE
+                else f"has schema version {found}, this hippo writes {SCHEMA_VERSION}"
+            )
+            say(f"the index {path} {reason}: rebuilding it from the transcripts")
+        delete_index(path)
+        _create(path)
+    return connect(path), found != SCHEMA_VERSION
+
+
+def open_for_reading(path: Path) -> Engine:
+    """The index at ``path`` for a command that reads it; one clear error otherwise."""
+    if not path.exists():
+        raise HippoError(f"no transcript index yet at {path}: run `hippo ingest` first")
+    found = _version(path)
+    if found == _NOT_SQLITE:
+        raise HippoError(
+            f"{path} is not a readable SQLite database: run `hippo ingest --full` to rebuild it"
+        )
+    if found != SCHEMA_VERSION:
+        raise HippoError(
+            f"the index {path} was written by another version of hippo (schema {found}, "
+            f"this hippo reads {SCHEMA_VERSION}): run `hippo ingest --full` to rebuild it"
+        )
+    return _engine(path)
+
+
+@contextlib.contextmanager
+def ingest_lock(home: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """Hold ``$HIPPO_HOME/ingest.lock``: a second ingest waits for the first, then runs.
+
+    Waiting is safe: the second ingest reads the index as the first left it, so nothing is
+    read or counted twice. After ``LOCK_WAIT_SECONDS`` it gives up and says so.
+    """
+    from hippo_core.locks import file_lock
+
+    lock_path = home / "ingest.lock"
+    notice = "another hippo ingest is running; waiting for it to finish"
+    with file_lock(lock_path, wait=LOCK_WAIT_SECONDS, on_wait=lambda: say(notice)) as handle:
+        if handle is None:
+            raise HippoError(
+                f"another hippo ingest has held {lock_path} for over "
+                f"{LOCK_WAIT_SECONDS:.0f} s; try again when it has finished"
+            )
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield

@@ -1,0 +1,92 @@
+"""``hippo search``: full-text search over the indexed turns, with snippets."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import Engine, text
+
+from hippo_core.errors import UsageError
+from hippo_core.sessions import session_id
+
+_TOKEN = re.compile(r"[^\W_]+\*?|[^\W_]*_[\w]*\*?")
+_RELATIVE = re.compile(r"(\d+)([hdw])")
+
+
+@dataclass(frozen=True)
+class Hit:
+    session: str
+    ordinal: int
+    tool: str
+    started: str | None
+    cwd: str | None
+    snippet: str
+
+
+def fts_query(query: str) -> str:
+    """The words of ``query`` as an FTS5 query: every word must occur (``word*``: prefix)."""
+    words = [w for w in _TOKEN.findall(query) if w.strip("*")]
+    if not words:
+        raise UsageError("the search query has no words to look for")
+    return " ".join(f'"{w[:-1]}"*' if w.endswith("*") else f'"{w}"' for w in words)
+
+
+def parse_since(value: str, now: datetime | None = None) -> str:
+    """``2026-11-01``, an ISO time, or ``24h``/``7d``/``2w`` back from now, as ISO UTC."""
+    now = now or datetime.now(UTC)
+    relative = _RELATIVE.fullmatch(value.strip())
+    if relative:
+        amount, unit = int(relative.group(1)), relative.group(2)
+        delta = {
+            "h": timedelta(hours=amount),
+            "d": timedelta(days=amount),
+            "w": timedelta(weeks=amount),
+        }[unit]
+        return (now - delta).strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(
+            f"--since {value!r}: give a date (2026-11-01), a time (2026-11-01T09:00) "
+            "or a span back from now (24h, 7d, 2w)"
+        ) from None
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    return parsed.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def search(
+    engine: Engine,
+    query: str,
+    *,
+    tool: str | None = None,
+    session: str | None = None,
+    since: str | None = None,
+    limit: int = 20,
+) -> list[Hit]:
+    """The best ``limit`` turns matching ``query``, best first."""
+    where = ["turns_fts MATCH :query"]
+    params: dict[str, object] = {"query": fts_query(query), "limit": limit}
+    if tool:
+        where.append("t.tool = :tool")
+        params["tool"] = tool
+    if session:
+        where.append("t.session = :session")
+        params["session"] = session_id(session)
+    if since:
+        where.append("t.started >= :since")
+        params["since"] = parse_since(since)
+    sql = text(
+        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, "
+        "snippet(turns_fts, -1, '[', ']', ' ... ', 16) AS snippet "
+        "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid "
+        f"WHERE {' AND '.join(where)} ORDER BY bm25(turns_fts), t.started DESC LIMIT :limit"
+    )
+    with engine.connect() as conn:
+        rows = conn.execute(sql, params).all()
+    return [
+        Hit(r.session, r.ordinal, r.tool, r.started, r.cwd, " ".join(r.snippet.split()))
+        for r in rows
+    ]

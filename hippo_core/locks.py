@@ -1,0 +1,70 @@
+"""An exclusive lock on a file, held for a ``with`` block: ``fcntl`` on POSIX, ``msvcrt`` on
+Windows. Locks are advisory: they order hippo's own processes, nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+
+def _try_lock(handle: IO[Any]) -> bool:
+    if os.name == "nt":
+        import msvcrt
+
+        try:
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _unlock(handle: IO[Any]) -> None:
+    if os.name == "nt":
+        import msvcrt
+
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+        return
+    import fcntl
+
+    fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def file_lock(
+    path: Path, *, wait: float | None = None, on_wait: Any = None
+) -> Iterator[IO[str] | None]:
+    """Hold an exclusive lock on ``path`` (created if missing) for the block.
+
+    Waits for as long as it takes when ``wait`` is None, else at most ``wait`` seconds and
+    then yields None (the caller decides what to say). ``on_wait`` is called once when the
+    lock is busy.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+") as handle:
+        deadline = None if wait is None else time.monotonic() + wait
+        told = False
+        while not _try_lock(handle):
+            if deadline is not None and time.monotonic() > deadline:
+                yield None
+                return
+            if not told and on_wait is not None:
+                on_wait()
+                told = True
+            time.sleep(0.02)
+        try:
+            yield handle
+        finally:
+            _unlock(handle)

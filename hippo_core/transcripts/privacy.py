@@ -1,0 +1,244 @@
+"""Redaction of private spans and secrets in transcript text, before anything is indexed.
+
+The ingest calls :func:`redact` on every prompt, answer, title and handoff, and
+:func:`is_private_session` on every human prompt. Redaction is pattern-based: it replaces
+``<private>...</private>`` spans, then the secret shapes and labelled values listed in
+``docs/security.md``. Text without any trigger substring, most of a corpus, costs one hint
+scan, an ASCII lower-casing and a few substring searches.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+PRIVATE_SESSION_MARKER = "<private-session>"
+PRIVATE_OPEN = "<private>"
+PRIVATE_REPLACEMENT = "[private]"
+
+
+@dataclass
+class Redacted:
+    """Text after redaction, and how many spans were replaced."""
+
+    text: str
+    count: int
+
+
+def is_private_session(prompt: str) -> bool:
+    """True when a line of ``prompt``, stripped of surrounding whitespace, is the marker."""
+    if PRIVATE_SESSION_MARKER not in prompt:
+        return False
+    return any(line.strip() == PRIVATE_SESSION_MARKER for line in prompt.splitlines())
+
+
+def _edge(body: str) -> re.Pattern[str]:
+    # A shape must not start or end inside a longer word (`xAKIA...`, `...sk-` in `task-`).
+    return re.compile(rf"(?<![\w-])(?:{body})(?![\w-])", re.ASCII)
+
+
+#: (kind, trigger substrings, pattern), applied in this order.
+_SHAPES: list[tuple[str, tuple[str, ...], re.Pattern[str]]] = [
+    (
+        "private-key",
+        ("-----BEGIN",),
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            r".*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+    ),
+    ("jwt", ("eyJ",), _edge(r"eyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]*")),
+    ("aws-access-key", ("AKIA", "ASIA"), _edge(r"A[KS]IA[A-Z0-9]{16}")),
+    (
+        "github-token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        _edge(r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{22,}"),
+    ),
+    # Literal first, so the scan is fast where `sk-` is common (`task-`, `risk-`); a key
+    # holds a digit, kebab-case words do not.
+    ("api-key", ("sk-",), re.compile(r"sk-(?<![\w-]sk-)(?=[A-Za-z_-]*\d)[\w-]{20,}", re.ASCII)),
+    ("stripe-key", ("k_live_",), _edge(r"[sr]k_live_[A-Za-z0-9]{16,}")),
+    ("slack-token", ("xox",), _edge(r"xox[abpr]-[A-Za-z0-9-]{10,}")),
+    ("google-api-key", ("AIza",), _edge(r"AIza[\w-]{35}")),
+]
+#: Where any shape could start, in one scan anchored on a rarer character of each trigger
+#: (``J`` of ``eyJ``, ``_`` of ``ghp_``): much faster than a search per trigger.
+_SHAPE_HINT = re.compile(
+    r"-(?<=-----)(?=BEGIN)|J(?<=eyJ)|A(?=[KS]IA|Iza)|-(?<=sk-)|x(?=ox)"
+    r"|_(?<=gh[pousr]_)|_(?<=github_pat_)|_(?<=k_live_)"
+)
+#: ``scheme://user:PASSWORD@host``; the password runs to the last ``@`` of the authority.
+_URL_PASSWORD = re.compile(r"://(?<=\w://)[^\s:/@]*:(?P<secret>[^\s/?#]+)@(?=[\w\[])")
+
+#: Lower-case substrings without which no name labels a secret.
+_NAME_TRIGGERS = (b"token", b"secret", b"passw", b"pwd", b"key", b"credential")
+#: A word that makes a name a label; ``tokens`` and ``tokenizer`` are not labels.
+_LABEL = re.compile(
+    r"token(?!s|i[sz])|secret|passw(?:or)?d|(?<![a-z])pwd(?![a-z])|(?-i:(?<=[a-z])Pwd)"
+    r"|(?:api|private|access)[_-]?key|credential",
+    re.IGNORECASE,
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_NAME_RUN = re.compile(r"[\w.-]*", re.ASCII)
+_LONGEST_NAME = 200  # a longer run of name characters is data (base64, a hash), not a name
+_ASSIGNMENT = re.compile(
+    r"""(?P<name>[\w.-]+)(?P<quote>["']?)\]?
+    (?P<op>[ \t]*(?::=|=>|=(?![=~>])|:)[ \t]*)
+    (?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s"'`]+)""",
+    re.VERBOSE | re.ASCII,
+)
+#: A reference, template or fill-in, not a value: ``$TOKEN``, ``${{ secrets.X }}``,
+#: ``%KEY%``, ``<your token>``, ``***``, ``changeme``, ``YOUR_API_KEY``, an earlier redaction.
+_PLACEHOLDER = re.compile(
+    r"[$%{<\[(@!&*:\\].*|[xX*#?.-]{3,}|your.*|change[_-]?me|placeholder|dummy|redacted",
+    re.IGNORECASE | re.DOTALL,
+)
+#: A number, a constant or type name, a path or a URL.
+_LITERAL = re.compile(
+    r"""[-+]?\d[\d_.,]*
+    | (?:none|null|nil|undefined|true|false|yes|no|on|off|str|string|int|float|number|bool
+       |boolean|bytes|any|unknown|optional|secretstr|required|lambda|function|await|[|>][-+]?)
+    | (?:~|\.{1,2})?/.* | \w+://.*""",
+    re.IGNORECASE | re.VERBOSE | re.DOTALL,
+)
+#: Code rather than a value: an attribute path, a call or a subscript.
+_CODE = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+|[A-Za-z_][\w.:]*[(\[].*", re.DOTALL)
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_WORD = re.compile(r"[A-Za-z_]+")
+_AWS_SECRET_NAME = re.compile(r"(?i)secret[_-]?access[_-]?key|aws[_-]?secret")
+_AWS_SECRET_VALUE = re.compile(r"[A-Za-z0-9/+]{40}")
+
+
+def redact(text: str) -> Redacted:
+    """``text`` with private spans and secrets replaced; see ``docs/security.md``."""
+    count = 0
+    if PRIVATE_OPEN in text:
+        text, count = _hide_private(text)
+    if _SHAPE_HINT.search(text):
+        for kind, triggers, pattern in _SHAPES:
+            if any(trigger in text for trigger in triggers):
+                text, found = pattern.subn(f"[redacted:{kind}]", text)
+                count += found
+    if "://" in text:
+        text, found = _redact_url_passwords(text)
+        count += found
+    # ASCII-folded, one byte per character, so positions in it are positions in `text`.
+    folded = text.encode("ascii", "replace").lower()
+    hits = sorted(at for word in _NAME_TRIGGERS for at in _find_all(folded, word))
+    if hits:
+        text, found = _redact_assignments(text, hits)
+        count += found
+    return Redacted(text, count)
+
+
+def _find_all(data: bytes, word: bytes) -> list[int]:
+    found: list[int] = []
+    at = data.find(word)
+    while at >= 0:
+        found.append(at)
+        at = data.find(word, at + len(word))
+    return found
+
+
+def _hide_private(text: str) -> tuple[str, int]:
+    """Replace each outermost private span; spans nest, and an unclosed one runs to the end."""
+    pieces: list[str] = []
+    kept = depth = count = 0
+    for tag in re.finditer(r"</?private>", text):
+        if tag.group() == PRIVATE_OPEN:
+            if depth == 0:
+                pieces.append(text[kept : tag.start()])
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                pieces.append(PRIVATE_REPLACEMENT)
+                count += 1
+                kept = tag.end()
+    if depth:
+        return "".join([*pieces, PRIVATE_REPLACEMENT]), count + 1
+    return "".join([*pieces, text[kept:]]), count
+
+
+def _redact_url_passwords(text: str) -> tuple[str, int]:
+    pieces: list[str] = []
+    kept = count = 0
+    for match in _URL_PASSWORD.finditer(text):
+        secret = match.group("secret")
+        if _PLACEHOLDER.fullmatch(secret) or _LABEL.fullmatch(secret):
+            continue  # `https://user:${PASS}@host`, `https://user:password@host`
+        pieces += [text[kept : match.start("secret")], "[redacted:password]"]
+        kept = match.end("secret")
+        count += 1
+    return "".join([*pieces, text[kept:]]), count
+
+
+def _redact_assignments(text: str, hits: list[int]) -> tuple[str, int]:
+    """Replace the values of assignments whose name is a label, keeping the name.
+
+    ``hits`` are positions, in order, where a label may start; the name is the run of name
+    characters around each.
+    """
+    pieces: list[str] = []
+    kept = seen = count = 0
+    for hit in hits:
+        if hit < seen:
+            continue  # inside a name or value already read
+        start, floor = hit, max(kept, hit - _LONGEST_NAME)
+        while start > floor and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        seen = _run_end(text, hit)  # later hits in this run are the same name
+        match = _ASSIGNMENT.match(text, start)
+        if match is None or (start == floor > kept and text[start - 1] in _NAME_CHARS):
+            continue
+        name = match.group("name")
+        if not _LABEL.search(name.rsplit(".", 1)[-1]):
+            continue  # `token.type = ...` sets a field of a token, not a secret
+        span = _secret_span(text, match)
+        if span is None:
+            continue
+        value = text[span[0] : span[1]]
+        kind = "secret"
+        if _AWS_SECRET_NAME.search(name) and _AWS_SECRET_VALUE.fullmatch(value):
+            kind = "aws-secret-key"
+        pieces += [text[kept : span[0]], f"[redacted:{kind}]"]
+        kept = seen = span[1]
+        count += 1
+    pieces.append(text[kept:])
+    return "".join(pieces), count
+
+
+def _run_end(text: str, at: int) -> int:
+    run = _NAME_RUN.match(text, at)
+    return run.end() if run else at
+
+
+def _secret_span(text: str, match: re.Match[str]) -> tuple[int, int] | None:
+    """Where the assigned value lies in ``text``, or None when it is not taken as a secret."""
+    quote, op, raw = match.group("quote", "op", "value")
+    if quote and text[match.start() - 1 : match.start()] != quote:
+        return None  # `"AWS::ApiGateway::ApiKey": ...` is no plain name
+    if not quote and op.strip() == ":" and op[-1] not in " \t":
+        return None  # `secret:name` in an ARN, `{token:056d}`; YAML has a space after `:`
+    start, end = match.span("value")
+    quoted = raw[0] in "\"'"
+    if quoted:
+        start, end = start + 1, end - 1
+    else:
+        end = start + len(raw.rstrip(".,;:)]}>"))
+    value = text[start:end]
+    if len(value.strip()) < 4 or _PLACEHOLDER.fullmatch(value) or _LITERAL.fullmatch(value):
+        return None
+    if _LABEL.search(value):
+        return None  # a name or a description: `next_token`, `proposed_password`
+    if not quoted:
+        if _CODE.fullmatch(value):
+            return None
+        # An identifier closed by `,` or `)` is an argument or an object field.
+        if _IDENTIFIER.fullmatch(value) and raw[len(value) : len(value) + 1] in (",", ")"):
+            return None
+        # `name = word`, `name: Type`: code or a type, where a password has a digit or symbol.
+        if (op[0] in " \t" or op.strip() == ":") and _WORD.fullmatch(value):
+            return None
+    return start, end

@@ -1,0 +1,276 @@
+"""The agents' hooks: ``hippo hook ...`` on real payloads, and ``hippo hooks install``."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HippoRunner, Run, WorkspaceMaker
+
+PAYLOADS = Path(__file__).parent / "fixtures" / "hook-payloads"
+NOTES = {
+    "Home.md": "# Home\n\nThe ledger team's notes.\n\n## More\n\nNot in the entry section.\n",
+    "Refunds.md": "---\nupdated: 2026-11-01\n---\n# Refunds\n\nRefunds go through the queue.\n",
+    "Pricing.md": "# Pricing\n\nPrices are in cents.\n",
+}
+
+
+@pytest.fixture
+def hook(hippo: HippoRunner, monkeypatch: pytest.MonkeyPatch):
+    def run(event: str, payload: dict | str, cwd: Path, *extra: str) -> Run:
+        text = payload if isinstance(payload, str) else json.dumps(payload)
+        monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+        return hippo("hook", event, *extra, cwd=cwd)
+
+    return run
+
+
+def real_payload(name: str, ws: Path) -> dict:
+    """A payload Claude Code 2.1.332 sent, moved into the workspace ``ws``."""
+    payload = json.loads((PAYLOADS / name).read_text())
+    payload["cwd"] = str(ws)
+    return payload
+
+
+def record(ws: Path, sid: str) -> dict:
+    return json.loads((ws / ".hippo" / "sessions" / f"{sid}.json").read_text())
+
+
+def hooks_log() -> str:
+    path = Path(os.environ["HIPPO_HOME"]) / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_session_start_prints_the_required_parts_and_records_their_size(
+    hook, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace('required_notes = ["Pricing.md"]\n', NOTES)
+    payload = real_payload("SessionStart.json", ws)
+
+    run = hook("session-start", payload, ws)
+
+    assert run.code == 0 and run.err == ""
+    sid = payload["session_id"]
+    rec = record(ws, sid)
+    assert run.out == (
+        "# Home\n\nThe ledger team's notes.\n"
+        "required: Pricing.md\n"
+        f"session: {sid} claude-code {rec['started']}\n"
+    )
+    assert rec["kind"] == "declared" and rec["context_bytes"] == len(run.out.encode())
+    assert "relevant" not in run.out and "linter" not in run.out
+
+
+def test_the_block_is_never_stored(hook, make_workspace: WorkspaceMaker) -> None:
+    ws = make_workspace("", NOTES)
+    hook("session-start", real_payload("SessionStart.json", ws), ws)
+    prompt = {**real_payload("UserPromptSubmit.json", ws), "prompt": "refunds"}
+    assert "Refunds go through the queue." in hook("prompt", prompt, ws).out
+    stored = [
+        path
+        for folder in (ws / ".hippo", Path(os.environ["HIPPO_HOME"]))
+        if folder.exists()
+        for path in folder.rglob("*")
+        if path.is_file()
+        and (b"The ledger team" in path.read_bytes() or b"through the queue" in path.read_bytes())
+    ]
+    assert stored == [p for p in stored if p.parent.name == "cache"]  # parsed notes only
+
+
+def test_first_prompt_prints_relevant_notes_within_what_is_left(
+    hook, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace("", NOTES)
+    start = real_payload("SessionStart.json", ws)
+    hook("session-start", start, ws)
+    prompt = real_payload("UserPromptSubmit.json", ws)
+    prompt["prompt"] = "How do refunds work?"
+
+    first = hook("prompt", prompt, ws)
+    second = hook("prompt", {**prompt, "prompt": "and refunds again"}, ws)
+
+    assert first.code == 0
+    assert first.out == (
+        "relevant:\n- Refunds: Refunds go through the queue.\nlinter: overdue=0 dangling=0\n"
+    )
+    assert second.out == "" and second.code == 0
+    assert record(ws, prompt["session_id"])["task"] == "How do refunds work?"
+
+
+def test_prompt_parts_that_do_not_fit_the_rest_of_the_budget_are_left_out(
+    hook, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace("", NOTES)
+    start = real_payload("SessionStart.json", ws)
+    used = len(hook("session-start", start, ws).out.encode())
+    (ws / ".hippo" / "settings.toml").write_text(f"budget_bytes = {used + 31}\n")
+    prompt = real_payload("UserPromptSubmit.json", ws)
+    prompt["prompt"] = "refunds"
+
+    run = hook("prompt", prompt, ws)
+
+    assert run.out == "linter: overdue=0 dangling=0\n"
+    assert "omitted: relevant notes" in hooks_log()
+
+
+def test_hooks_configured_twice_print_once(hook, make_workspace: WorkspaceMaker) -> None:
+    ws = make_workspace("", NOTES)
+    start = real_payload("SessionStart.json", ws)
+    assert hook("session-start", start, ws).out
+    assert hook("session-start", start, ws).out == ""
+    resumed = hook("session-start", {**start, "source": "resume"}, ws)
+    assert resumed.out.startswith("# Home")
+
+
+def test_session_end_records_the_end_with_reason_unspecified(
+    hook, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace("", NOTES)
+    hook("session-start", real_payload("SessionStart.json", ws), ws)
+    end = real_payload("SessionEnd.json", ws)
+    run = hook("session-end", end, ws)
+    assert run.code == 0 and run.out == ""
+    rec = record(ws, end["session_id"])
+    assert rec["end_reason"] == "unspecified" and rec["ended"]
+    assert rec["exit_reason"] == "other"
+
+
+@pytest.mark.parametrize("stdin", ["", "   ", "{broken", "[1, 2]", '{"cwd": "/"}'])
+def test_empty_or_broken_stdin_prints_nothing_and_exits_0(
+    hook, make_workspace: WorkspaceMaker, stdin: str
+) -> None:
+    ws = make_workspace("", NOTES)
+    for event in ("session-start", "prompt", "session-end"):
+        run = hook(event, stdin, ws)
+        assert (run.code, run.out) == (0, "")
+    assert "hook session-start:" in hooks_log()
+    assert not (ws / ".hippo" / "sessions").exists() or not list(
+        (ws / ".hippo" / "sessions").glob("*.json")
+    )
+
+
+def test_a_hook_outside_any_workspace_does_nothing(hook, tmp_path: Path) -> None:
+    payload = json.loads((PAYLOADS / "SessionStart.json").read_text())
+    payload["cwd"] = str(tmp_path)
+    run = hook("session-start", payload, tmp_path)
+    assert (run.code, run.out) == (0, "")
+
+
+def test_a_broken_workspace_is_logged_not_shown(hook, make_workspace: WorkspaceMaker) -> None:
+    ws = make_workspace("budget_bytes = 'lots'\n", NOTES)
+    run = hook("session-start", real_payload("SessionStart.json", ws), ws)
+    assert (run.code, run.out) == (0, "")
+    assert "budget_bytes" in hooks_log()
+
+
+def test_an_invalid_session_id_is_hashed(hook, make_workspace: WorkspaceMaker) -> None:
+    ws = make_workspace("", NOTES)
+    payload = {**real_payload("SessionStart.json", ws), "session_id": "a/b" * 200}
+    hook("session-start", payload, ws)
+    [path] = (ws / ".hippo" / "sessions").glob("*.json")
+    assert path.stem.startswith("h-") and len(path.stem) == 34
+
+
+def test_codex_hooks_declare_the_derived_id(hook, make_workspace: WorkspaceMaker) -> None:
+    ws = make_workspace("", NOTES)
+    payload = {"session_id": "01a22ac1-2350", "cwd": str(ws), "source": "startup"}
+    hook("session-start", payload, ws, "--tool", "codex")
+    assert record(ws, "codex-01a22ac1-2350")["tool"] == "codex"
+
+
+# hippo hooks install / uninstall
+
+
+def test_install_merges_keeps_other_hooks_and_is_idempotent(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    settings = ws / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    theirs = {
+        "model": "opus",
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "command", "command": "notify-me"}]}],
+            "SessionStart": [
+                {"matcher": "startup", "hooks": [{"type": "command", "command": "x"}]}
+            ],
+        },
+    }
+    settings.write_text(json.dumps(theirs))
+
+    first = hippo("hooks", "install", "claude-code", cwd=ws)
+    after_first = settings.read_text()
+    second = hippo("hooks", "install", "claude-code", cwd=ws)
+
+    assert first.code == 0 and "added SessionStart, UserPromptSubmit, SessionEnd" in first.out
+    assert second.code == 0 and "already has hippo's hooks" in second.out
+    assert settings.read_text() == after_first
+    data = json.loads(after_first)
+    assert data["model"] == "opus"
+    assert data["hooks"]["Stop"] == theirs["hooks"]["Stop"]
+    commands = [h["command"] for g in data["hooks"]["SessionStart"] for h in g["hooks"]]
+    assert commands[0] == "x" and commands[1].endswith("hook session-start")
+    assert data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].endswith("hook prompt")
+
+    removed = hippo("hooks", "uninstall", "claude-code", cwd=ws)
+    assert removed.code == 0 and "removed 3 hippo hooks" in removed.out
+    assert json.loads(settings.read_text()) == theirs
+
+
+def test_install_for_the_user_honours_claude_config_dir(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
+    run = hippo("hooks", "install", "claude-code", "--user", cwd=make_workspace())
+    assert run.code == 0
+    assert "SessionEnd" in json.loads((tmp_path / "cc" / "settings.json").read_text())["hooks"]
+
+
+def test_install_refuses_a_settings_file_that_is_not_json(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    settings = ws / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{ not json")
+    run = hippo("hooks", "install", "claude-code", cwd=ws)
+    assert run.code == 1 and "not valid JSON" in run.err and run.err.endswith("\n")
+    assert settings.read_text() == "{ not json"
+
+
+def test_install_for_codex_writes_its_hooks_file(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    run = hippo("hooks", "install", "codex", cwd=ws)
+    data = json.loads((ws / ".codex" / "hooks.json").read_text())
+    assert run.code == 0 and "hooks = true" in run.out
+    command = data["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert command.endswith("hook session-start --tool codex")
+
+
+def test_install_for_an_unknown_agent_is_a_usage_error(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    run = hippo("hooks", "install", "cursor", cwd=make_workspace())
+    assert run.code == 2 and "claude-code and codex" in run.err
+
+
+def test_the_first_prompt_is_kept_redacted_and_a_private_one_not_at_all(
+    hook, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace("", NOTES)
+    prompt = real_payload("UserPromptSubmit.json", ws)
+    hook("prompt", {**prompt, "prompt": "deploy with ghp_abcdefghijklmnopqrstuvwxyz0123456789"}, ws)
+    task = record(ws, prompt["session_id"])["task"]
+    assert "ghp_" not in task and "[redacted:github-token]" in task
+
+    private = {**prompt, "session_id": "other", "prompt": "<private-session>\nsecret plans"}
+    hook("prompt", private, ws)
+    rec = record(ws, "other")
+    assert rec["task"] is None and rec["private"] is True

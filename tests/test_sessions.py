@@ -1,0 +1,142 @@
+"""``hippo session start|end``, the declared records, and ``hippo log``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.claude_factory import ClaudeSession
+from tests.conftest import HippoRunner, WorkspaceMaker
+
+
+def record(ws: Path, sid: str) -> dict:
+    return json.loads((ws / ".hippo" / "sessions" / f"{sid}.json").read_text())
+
+
+def test_start_declares_a_session_and_prints_its_id(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    run = hippo("session", "start", "--id", "abc-123", "--tool", "codex", "--task", "fix", cwd=ws)
+    assert (run.code, run.out) == (0, "abc-123\n")
+    rec = record(ws, "abc-123")
+    assert rec["kind"] == "declared" and rec["task"] == "fix" and rec["tool"] == "codex"
+    assert rec["context_bytes"] == 0 and rec["notes"] == [] and rec["ended"] is None
+
+    context = hippo("context", "--session", "abc-123", cwd=ws)
+    assert f"session: abc-123 codex {rec['started']}\n" in context.out
+
+
+def test_start_without_an_id_makes_one(hippo: HippoRunner, make_workspace: WorkspaceMaker) -> None:
+    ws = make_workspace()
+    sid = hippo("session", "start", cwd=ws).out.strip()
+    assert sid.startswith("s-") and record(ws, sid)["tool"] == "manual"
+
+
+@pytest.mark.parametrize("raw", ["x" * 500, "a/b", "../../etc/passwd", "sp ace"])
+def test_invalid_ids_are_hashed_into_valid_file_names(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker, raw: str
+) -> None:
+    ws = make_workspace()
+    sid = hippo("session", "start", "--id", raw, cwd=ws).out.strip()
+    assert sid.startswith("h-") and len(sid) == 34
+    assert record(ws, sid)["native_id"] == raw
+    assert hippo("session", "start", "--id", raw, cwd=ws).out.strip() == sid
+
+
+def test_end_records_notes_handoff_and_no_change(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    hippo("session", "start", "--id", "s1", cwd=ws)
+    run = hippo(
+        "session",
+        "end",
+        "--id",
+        "s1",
+        "--note",
+        "notes/A.md",
+        "--note",
+        "notes/B.md",
+        "--handoff",
+        "Prices moved to [[Pricing]].",
+        cwd=ws,
+    )
+    assert run.code == 0 and "ended s1 (changed)" in run.out
+    rec = record(ws, "s1")
+    assert rec["notes"] == ["notes/A.md", "notes/B.md"]
+    assert rec["handoff"] == "Prices moved to [[Pricing]]."
+
+    hippo("session", "start", "--id", "s2", cwd=ws)
+    hippo("session", "end", "--id", "s2", "--no-change", "only read code", cwd=ws)
+    assert record(ws, "s2")["no_change"] == "only read code"
+    assert record(ws, "s2")["end_reason"] == "no-change"
+
+
+def test_end_with_nothing_is_unspecified_and_defaults_to_the_latest_open_session(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    hippo("session", "start", "--id", "only", cwd=ws)
+    run = hippo("session", "end", cwd=ws)
+    assert run.code == 0 and "ended only (unspecified)" in run.out
+    assert record(ws, "only")["end_reason"] == "unspecified"
+    again = hippo("session", "end", cwd=ws)
+    assert again.code == 1 and "no open session" in again.err
+
+
+def test_end_of_an_unknown_session_is_one_clear_error(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    run = hippo("session", "end", "--id", "nope", cwd=make_workspace())
+    assert run.code == 1 and run.err.count("\n") == 1 and "session 'nope' not found" in run.err
+
+
+def test_declaring_replaces_a_derived_record(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    ws = make_workspace()
+    session = ClaudeSession(tmp_path / "claude", str(ws))
+    session.prompt("hello").write()
+    hippo("ingest", cwd=ws)
+    derived = record(ws, session.session)
+    assert derived["kind"] == "derived"
+    hippo("session", "start", "--id", session.session, "--task", "now declared", cwd=ws)
+    rec = record(ws, session.session)
+    assert rec["kind"] == "declared" and rec["task"] == "now declared"
+    assert (rec["started"], rec["cwd"], rec["tool"]) == (
+        derived["started"],
+        derived["cwd"],
+        "claude-code",
+    )
+
+
+def test_log_lists_sessions_newest_first_and_is_regenerated(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    for sid, started in (("old", "2026-11-01T09:00:00Z"), ("new", "2026-11-29T10:30:00Z")):
+        hippo("session", "start", "--id", sid, cwd=ws)
+        path = ws / ".hippo" / "sessions" / f"{sid}.json"
+        rec = json.loads(path.read_text())
+        rec["started"] = started
+        path.write_text(json.dumps(rec))
+    hippo("session", "end", "--id", "new", "--handoff", "Moved prices.\nMore.", cwd=ws)
+
+    run = hippo("log", cwd=ws)
+
+    assert run.code == 0 and "wrote notes/Session log.md (2 sessions)" in run.out
+    log = (ws / "notes" / "Session log.md").read_text()
+    lines = [line for line in log.splitlines() if line.startswith("- ")]
+    assert lines == [
+        "- 2026-11-29 10:30 manual `new` (declared): handoff: Moved prices.",
+        "- 2026-11-01 09:00 manual `old` (declared): open",
+    ]
+    (ws / "notes" / "Session log.md").write_text("hand edit")
+    hippo("log", cwd=ws)
+    assert (ws / "notes" / "Session log.md").read_text() == log
+    lint = hippo("notes", "lint", cwd=ws)
+    assert "Session log.md" not in lint.out
