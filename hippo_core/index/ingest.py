@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,8 @@ from typing import Any
 from hippo_core.errors import HippoError
 from hippo_core.home import hippo_home
 from hippo_core.index import db
-from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
-from hippo_core.transcripts.privacy import is_private_session, redact
+from hippo_core.index.store import IndexWriter
+from hippo_core.transcripts.model import Parsed, Resume, TranscriptSource
 
 HEAD_BYTES = 4096
 #: Commit after this many bytes of transcript, so an interrupted ingest keeps its work.
@@ -136,12 +136,11 @@ class Ingest:
     def __init__(self, conn: sqlite3.Connection, summary: IngestSummary) -> None:
         self.conn = conn
         self.summary = summary
-        self.next_id = 1
+        self.writer = IndexWriter(conn, summary)
 
     def run(self, units: list[Unit], progress: Callable[[int], None] | None) -> None:
         conn = self.conn
         known = {row["path"]: row for row in conn.execute("SELECT * FROM files")}
-        self.next_id = (conn.execute("SELECT max(id) FROM turns").fetchone()[0] or 0) + 1
         pending = 0
         conn.execute("BEGIN")
         try:
@@ -236,171 +235,14 @@ class Ingest:
 
     def _store(self, unit: Unit, resume: Resume, parsed: Parsed) -> None:
         source = str(unit.path)
-        replaced = self._delete_turns("source = ? AND start >= ?", source, resume.offset)
-        private = self._sessions(parsed.sessions, parsed.turns)
+        writer = self.writer
+        replaced = writer.delete_turns("source = ? AND start >= ?", source, resume.offset)
+        private = writer.sessions(parsed.sessions, parsed.turns)
         turns = [t for t in parsed.turns if t.session not in private]
-        inserted = self._insert_turns(unit.source.name, turns)
+        inserted = writer.insert_turns(unit.source.name, turns)
         # The last turn of a file is read again each time (it may have grown): count it new
         # only once.
         self.summary.turns += max(inserted - replaced, 0)
-
-    def _sessions(self, infos: list[SessionInfo], turns: list[Turn]) -> set[str]:
-        """Upsert the sessions; the ids of those marked private (their turns are dropped)."""
-        marked = {t.session for t in turns if is_private_session(t.prompt)}
-        ids = list({info.id for info in infos} | {t.session for t in turns})
-        rows = {
-            row["id"]: row
-            for chunk in _chunks(ids, 500)
-            for row in self.conn.execute(
-                f"SELECT * FROM sessions WHERE id IN ({_marks(chunk)})", chunk
-            )
-        }
-        already = {sid for sid, row in rows.items() if row["private"]}
-        private = already | marked
-        for info in infos:
-            values = self._session_values(info, rows.get(info.id), info.id in private)
-            names = ", ".join(values)
-            if info.id in rows:
-                assignments = ", ".join(f"{name} = ?" for name in values)
-                self.conn.execute(
-                    f"UPDATE sessions SET {assignments} WHERE id = ?", [*values.values(), info.id]
-                )
-            else:
-                self.conn.execute(
-                    f"INSERT INTO sessions (id, {names}) VALUES (?, {_marks(values)})",
-                    [info.id, *values.values()],
-                )
-                self.summary.sessions += 1
-        for sid in marked - already:
-            self.summary.private_sessions += 1
-            self._delete_turns("session = ?", sid)
-        return private
-
-    def _session_values(self, info: SessionInfo, row: Any, private: bool) -> dict[str, Any]:
-        def keep(new: Any, old: Any) -> Any:
-            return old if old is not None else new
-
-        handoff = info.handoff
-        if handoff:
-            redacted = redact(handoff)
-            handoff, self.summary.redacted = redacted.text, self.summary.redacted + redacted.count
-        if private:
-            handoff = None
-        title = None
-        if info.title:
-            redacted = redact(info.title)
-            title, self.summary.redacted = redacted.text, self.summary.redacted + redacted.count
-        if row is None:
-            return {
-                "tool": info.tool,
-                "native_id": info.native_id,
-                "parent": info.parent,
-                "cwd": info.cwd,
-                "branch": info.branch,
-                "started": info.started,
-                "ended": info.ended,
-                "title": None if private else title,
-                "handoff": handoff,
-                "private": int(private),
-            }
-        started = min(filter(None, (row["started"], info.started)), default=None)
-        ended = max(filter(None, (row["ended"], info.ended)), default=None)
-        return {
-            "parent": keep(info.parent, row["parent"]),
-            "cwd": keep(info.cwd, row["cwd"]),
-            "branch": info.branch or row["branch"],
-            "started": started,
-            "ended": ended,
-            "title": None if private else (title or row["title"]),
-            "handoff": None if private else (handoff or row["handoff"]),
-            "private": int(private),
-        }
-
-    def _insert_turns(self, tool: str, turns: list[Turn]) -> int:
-        """Insert the turns not indexed yet; how many were."""
-        if not turns:
-            return 0
-        taken_keys = set(self._existing_keys(tool, [t.key for t in turns]))
-        taken_slots = self._existing_slots(list({t.session for t in turns}))
-        rows: list[tuple[Any, ...]] = []
-        fts: list[tuple[int, str, str, str]] = []
-        touched: list[tuple[int, str, str]] = []
-        for turn in turns:
-            slot = (turn.session, turn.ordinal)
-            if turn.key in taken_keys or slot in taken_slots:
-                self.summary.duplicates += 1
-                continue
-            taken_keys.add(turn.key)
-            taken_slots.add(slot)
-            turn_id, self.next_id = self.next_id, self.next_id + 1
-            prompt, answer = redact(turn.prompt), redact(turn.answer)
-            self.summary.redacted += prompt.count + answer.count
-            tools = " ".join(turn.tools)
-            rows.append(
-                (
-                    turn_id,
-                    turn.session,
-                    turn.ordinal,
-                    tool,
-                    turn.key,
-                    prompt.text,
-                    answer.text,
-                    json.dumps(turn.tools),
-                    turn.started,
-                    turn.ended,
-                    turn.cwd,
-                    turn.branch,
-                    turn.source,
-                    turn.start,
-                    turn.end,
-                )
-            )
-            fts.append((turn_id, prompt.text, answer.text, tools))
-            for kind, paths in (
-                ("r", turn.files_read),
-                ("e", turn.files_edited),
-                ("c", turn.files_cited),
-            ):
-                touched.extend((turn_id, kind, path) for path in paths)
-        self.conn.executemany(
-            "INSERT INTO turns (id, session, ordinal, tool, key, prompt, answer, tools, "
-            'started, ended, cwd, branch, source, start, "end") '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        self.conn.executemany(
-            "INSERT INTO turns_fts (rowid, prompt, answer, tools) VALUES (?, ?, ?, ?)", fts
-        )
-        self.conn.executemany("INSERT INTO touched (turn, kind, path) VALUES (?, ?, ?)", touched)
-        return len(rows)
-
-    def _existing_keys(self, tool: str, keys: list[str]) -> Iterator[str]:
-        for chunk in _chunks(keys, 500):
-            sql = f"SELECT key FROM turns WHERE tool = ? AND key IN ({_marks(chunk)})"
-            yield from (row[0] for row in self.conn.execute(sql, [tool, *chunk]))
-
-    def _existing_slots(self, sessions: list[str]) -> set[tuple[str, int]]:
-        slots: set[tuple[str, int]] = set()
-        for chunk in _chunks(sessions, 500):
-            sql = f"SELECT session, ordinal FROM turns WHERE session IN ({_marks(chunk)})"
-            slots.update((row[0], row[1]) for row in self.conn.execute(sql, chunk))
-        return slots
-
-    def _delete_turns(self, where: str, *params: Any) -> int:
-        """Delete the turns matching ``where`` with their text and files; how many."""
-        ids = f"SELECT id FROM turns WHERE {where}"
-        self.conn.execute(f"DELETE FROM turns_fts WHERE rowid IN ({ids})", params)
-        self.conn.execute(f"DELETE FROM touched WHERE turn IN ({ids})", params)
-        return self.conn.execute(f"DELETE FROM turns WHERE {where}", params).rowcount
-
-
-def _chunks(items: list[str], size: int) -> Iterable[list[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _marks(items: Iterable[object]) -> str:
-    return ", ".join("?" for _ in items)
 
 
 def ingest(
