@@ -331,3 +331,28 @@ def test_a_session_marked_private_later_loses_its_derived_record(
     session.prompt("<private-session>").write()
     hippo("ingest", cwd=ws)
     assert not record.exists() and turns() == []
+
+
+def test_a_file_that_grows_while_it_is_read_is_counted_once(
+    claude_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hippo_core.builtins.sources.claude_code import ClaudeCodeSource
+
+    session = ClaudeSession(claude_home, "/p")
+    session.prompt("first").answer("one").write()
+    real_parse = ClaudeCodeSource.parse
+    grown = []
+
+    def parse_while_the_agent_writes(self, path, resume):  # type: ignore[no-untyped-def]
+        if not grown:
+            session.prompt("second").answer("two").write()  # after the ingest looked
+            grown.append(path)
+        return real_parse(self, path, resume)
+
+    monkeypatch.setattr(ClaudeCodeSource, "parse", parse_while_the_agent_writes)
+    first = ingest()
+    session.prompt("third").write()
+    second = ingest()
+    third = ingest()
+    assert [r[3] for r in turns()] == ["first", "second", "third"]
+    assert first.turns + second.turns + third.turns == 3

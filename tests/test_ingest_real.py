@@ -22,7 +22,13 @@ PLACES = {
     "gemini": ".gemini",
     "opencode": ".local/share/opencode",
 }
-AGENT_VARIABLES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "DSH_HOME", "XDG_DATA_HOME", "GEMINI_CLI_HOME")
+AGENT_VARIABLES = (
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "DSH_HOME",
+    "XDG_DATA_HOME",
+    "GEMINI_CLI_HOME",
+)
 
 
 @pytest.fixture
@@ -71,7 +77,9 @@ def test_search_finds_turns_of_every_agent(
 def test_a_full_rebuild_yields_the_same_turns(
     hippo: HippoRunner, agents_home: Path, tmp_path: Path
 ) -> None:
-    query = "SELECT session, ordinal, key, prompt, answer, tools FROM turns ORDER BY session, ordinal"
+    query = (
+        "SELECT session, ordinal, key, prompt, answer, tools FROM turns ORDER BY session, ordinal"
+    )
     hippo("ingest", cwd=tmp_path)
     before = rows(query)
     (Path(os.environ["HIPPO_HOME"]) / "index.sqlite").unlink()
