@@ -6,6 +6,7 @@ a value of the wrong type reads as empty, never as an exception.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,6 +24,16 @@ def as_list(value: Any) -> list[Any]:
 def as_str(value: Any) -> str:
     """``value`` if it is a string, else ``""``."""
     return value if isinstance(value, str) else ""
+
+
+def json_object(value: Any) -> dict[str, Any]:
+    """A JSON object, or a string holding one (tool arguments are often kept as text)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return as_dict(value)
 
 
 def iso_from_epoch(value: Any, per_second: int = 1000) -> str | None:

@@ -20,7 +20,6 @@ items. Files are read incrementally by byte offset.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -33,7 +32,7 @@ from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder, resolve
 from hippo_core.transcripts.lines import JsonLines, Record
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
-from hippo_core.transcripts.values import as_dict, as_str
+from hippo_core.transcripts.values import as_dict, as_str, json_object
 
 #: Text Codex sends as a "user" message that no human typed.
 _INJECTED = (
@@ -205,7 +204,7 @@ class _Reader:
             self.prompt(record, text, None, at)
         elif state.get("inherit"):
             if kind == "function_call" and payload.get("name") == "spawn_agent":
-                self.spawned(_arguments(payload.get("arguments")))
+                self.spawned(json_object(payload.get("arguments")))
         elif kind == "message" and state.get("bare"):
             text = _text(payload.get("content"))
             if payload.get("role") == "assistant":
@@ -242,7 +241,7 @@ class _Reader:
             if reads and _succeeded(payload.get("output")):
                 turn.call("", read=reads)
             return
-        name, args = as_str(payload.get("name")), _arguments(payload.get("arguments"))
+        name, args = as_str(payload.get("name")), json_object(payload.get("arguments"))
         if kind == "local_shell_call":
             name, args = "local_shell", as_dict(payload.get("action"))
         workdir = as_str(args.get("workdir") or args.get("working_directory")) or None
@@ -351,15 +350,6 @@ def _native_from_name(path: Path) -> str:
     return found[-1] if found else path.stem
 
 
-def _arguments(value: Any) -> dict[str, Any]:
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
-    return as_dict(value)
-
-
 def _command(value: Any) -> str:
     """The shell text of a command: a string, or an argv (``["bash", "-lc", "..."]``)."""
     if isinstance(value, str):
@@ -426,7 +416,7 @@ def _succeeded(output: Any) -> bool:
     """Whether a tool output shows exit code 0 (one that says nothing counts as success)."""
     text = _text(output)
     if text.startswith("{"):
-        code = as_dict(_arguments(text).get("metadata")).get("exit_code")
+        code = as_dict(json_object(text).get("metadata")).get("exit_code")
         if isinstance(code, int):
             return code == 0
     match = _EXIT.search(text[:500])

@@ -14,7 +14,6 @@ appending ``session/end-seed`` and the new turn to the same file.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -25,7 +24,7 @@ from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
-from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch
+from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch, json_object
 
 _LOG = re.compile(r"session(?:\.v(\d+))?\.jsonl(\.zstd)?")
 _READ = frozenset({"read", "read_image"})
@@ -265,7 +264,7 @@ def _assistant(
         elif kind == "tool-call" and turn is not None:
             name = as_str(block.get("name"))
             turn.call(name)
-            calls[as_str(block.get("id"))] = (name, _arguments(block.get("arguments")))
+            calls[as_str(block.get("id"))] = (name, json_object(block.get("arguments")))
     return "\n\n".join(texts)
 
 
@@ -290,16 +289,6 @@ def _result(
         turn.call("", read=paths)
     elif name in _EDIT:
         turn.call("", edited=paths)
-
-
-def _arguments(value: Any) -> dict[str, Any]:
-    """Tool-call arguments, which dsh keeps as a JSON string."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
-    return as_dict(value)
 
 
 def _wanted(line: bytes) -> bool:
