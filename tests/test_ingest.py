@@ -356,3 +356,14 @@ def test_a_file_that_grows_while_it_is_read_is_counted_once(
     third = ingest()
     assert [r[3] for r in turns()] == ["first", "second", "third"]
     assert first.turns + second.turns + third.turns == 3
+
+
+def test_a_file_that_is_not_a_transcript_is_reported_once(
+    hippo: HippoRunner, tmp_path: Path
+) -> None:
+    foreign = Path(os.environ["HOME"]) / ".muse" / "sessions" / "2026" / "11" / "30" / "x"
+    foreign.mkdir(parents=True)
+    (foreign / "session.jsonl").write_text('{"type":"session","id":"pi"}\n')
+    first = hippo("ingest", cwd=tmp_path)
+    assert "not a Muse Code session log" in first.err
+    assert hippo("ingest", cwd=tmp_path).err == ""

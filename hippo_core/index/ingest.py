@@ -191,7 +191,7 @@ class Ingest:
         self.summary.problems.extend(
             f"{unit.source.name}: {p if key in p else f'{key}: {p}'}" for p in parsed.problems
         )
-        if parsed.problems and not parsed.turns and not parsed.sessions:
+        if parsed.problems and not parsed.turns and self.writer.has_turns(key):
             # Unreadable this time (a locked database, a broken stream): keep what the index
             # has and try again next run, rather than replacing it with nothing.
             return 0

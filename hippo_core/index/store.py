@@ -169,6 +169,11 @@ class IndexWriter:
             slots.update((row[0], row[1]) for row in self.conn.execute(sql, chunk))
         return slots
 
+    def has_turns(self, source: str) -> bool:
+        """Whether the index holds turns read from ``source``."""
+        query = "SELECT 1 FROM turns WHERE source = ? LIMIT 1"
+        return self.conn.execute(query, (source,)).fetchone() is not None
+
     def delete_turns(self, where: str, *params: Any) -> int:
         """Delete the turns matching ``where`` with their text and files; how many."""
         ids = f"SELECT id FROM turns WHERE {where}"
