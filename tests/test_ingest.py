@@ -367,3 +367,22 @@ def test_a_file_that_is_not_a_transcript_is_reported_once(
     first = hippo("ingest", cwd=tmp_path)
     assert "not a Muse Code session log" in first.err
     assert hippo("ingest", cwd=tmp_path).err == ""
+
+
+def test_a_session_in_a_git_worktree_of_the_workspace_belongs_to_it(
+    hippo: HippoRunner, claude_home: Path, make_workspace: WorkspaceMaker, tmp_path: Path
+) -> None:
+    import subprocess
+
+    ws = make_workspace()
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(ws)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "notes"], check=True)
+    worktree = tmp_path / "feature-tree"
+    subprocess.run([*git, "worktree", "add", "-q", str(worktree)], check=True)
+    session = ClaudeSession(claude_home, str(worktree / "src"))
+    session.prompt("work on the feature branch").write()
+
+    assert "1 session record written" in hippo("ingest", cwd=ws).out
+    assert (ws / ".hippo" / "sessions" / f"{session.session}.json").exists()

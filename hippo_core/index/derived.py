@@ -23,7 +23,8 @@ HANDOFF_TOOLS = frozenset({"codex", "dsh", "opencode", "muse", "command-code"})
 def workspace_folders(workspace: Workspace) -> list[str]:
     """The workspace's folder and the same folder in each git worktree of its repository."""
     root = workspace.root.resolve()
-    folders = [str(root)]
+    # An agent may record the folder as the user reached it (through a symbolic link).
+    folders = list(dict.fromkeys([str(root), os.path.abspath(workspace.root)]))
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}
     try:
         top = subprocess.run(

@@ -60,19 +60,9 @@ class IndexWriter:
         return private
 
     def _session_values(self, info: SessionInfo, row: Any, private: bool) -> dict[str, Any]:
-        def keep(new: Any, old: Any) -> Any:
-            return old if old is not None else new
-
-        handoff = info.handoff
-        if handoff:
-            redacted = redact(handoff)
-            handoff, self.summary.redacted = redacted.text, self.summary.redacted + redacted.count
-        if private:
-            handoff = None
-        title = None
-        if info.title:
-            redacted = redact(info.title)
-            title, self.summary.redacted = redacted.text, self.summary.redacted + redacted.count
+        """The session's columns: what the index had, completed by what this read found."""
+        title = None if private else self._redacted(info.title, row and row["title"])
+        handoff = None if private else self._redacted(info.handoff, row and row["handoff"])
         if row is None:
             return {
                 "tool": info.tool,
@@ -82,22 +72,29 @@ class IndexWriter:
                 "branch": info.branch,
                 "started": info.started,
                 "ended": info.ended,
-                "title": None if private else title,
+                "title": title,
                 "handoff": handoff,
                 "private": int(private),
             }
-        started = min(filter(None, (row["started"], info.started)), default=None)
-        ended = max(filter(None, (row["ended"], info.ended)), default=None)
         return {
-            "parent": keep(info.parent, row["parent"]),
-            "cwd": keep(info.cwd, row["cwd"]),
+            "parent": row["parent"] or info.parent,
+            "cwd": row["cwd"] or info.cwd,
             "branch": info.branch or row["branch"],
-            "started": started,
-            "ended": ended,
-            "title": None if private else (title or row["title"]),
-            "handoff": None if private else (handoff or row["handoff"]),
+            "started": min(filter(None, (row["started"], info.started)), default=None),
+            "ended": max(filter(None, (row["ended"], info.ended)), default=None),
+            "title": title or (None if private else row["title"]),
+            "handoff": handoff or (None if private else row["handoff"]),
             "private": int(private),
         }
+
+    def _redacted(self, text: str | None, stored: str | None) -> str | None:
+        """``text`` redacted; its redactions counted unless the index already holds it."""
+        if not text:
+            return None
+        redacted = redact(text)
+        if redacted.text != stored:
+            self.summary.redacted += redacted.count
+        return redacted.text
 
     def insert_turns(self, tool: str, turns: list[Turn]) -> int:
         """Insert the turns not indexed yet; how many were."""
