@@ -13,6 +13,7 @@ import pytest
 from hippo_core.builtins.sources import codex
 from hippo_core.builtins.sources.codex import CodexSource
 from hippo_core.transcripts.model import Parsed, Resume, Turn
+from hippo_core.transcripts.shell import files_read
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "codex"
 DAY = FIXTURES / "sessions" / "2026" / "11" / "30"
@@ -595,7 +596,7 @@ def test_a_rollout_without_envelopes(tmp_path: Path):
     ],
 )
 def test_reads_heuristic(command: str, read: list[str]):
-    assert codex._reads(command) == read
+    assert files_read(command) == read
 
 
 def test_prompts_within_one_turn_id_get_distinct_keys(tmp_path: Path):

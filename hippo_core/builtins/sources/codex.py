@@ -20,9 +20,7 @@ items. Files are read incrementally by byte offset.
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder, resolve
 from hippo_core.transcripts.lines import JsonLines, Record
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
+from hippo_core.transcripts.shell import command_text, files_read, patched_files
 from hippo_core.transcripts.values import as_dict, as_str, json_object
 
 #: Text Codex sends as a "user" message that no human typed.
@@ -51,14 +50,8 @@ _SKIPPED = re.compile(
 )
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
-_PATCH_HEADER = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
 _EXIT = re.compile(r"(?:Process exited with code|^Exit code:) (-?\d+)", re.M)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
-_READERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat"})
-#: Options that take a value, per reading program.
-_VALUED = {"head": ("-n", "-c"), "tail": ("-n", "-c"), "sed": ("-e", "-f"), "nl": ("-b", "-w")}
-_SEPARATORS = frozenset({"&&", "||", "|", ";", "&", "(", ")"})
 
 
 class CodexSource(TranscriptSource):
@@ -250,12 +243,12 @@ class _Reader:
                 payload.get("input") if kind == "custom_tool_call" else args.get("input")
             )
             patch = patch or as_str(payload.get("arguments"))  # a raw patch, not JSON
-            turn.call(name, edited=_patched(patch, workdir))
+            turn.call(name, edited=patched_files(patch, workdir))
             return
-        command = _command(args.get("command", args.get("cmd")))
-        turn.call(name, edited=_patched(command, workdir))
+        command = command_text(args.get("command", args.get("cmd")))
+        turn.call(name, edited=patched_files(command, workdir))
         if command:
-            self.pending[call_id] = [resolve(p, workdir) for p in _reads(command)]
+            self.pending[call_id] = [resolve(p, workdir) for p in files_read(command)]
 
     def prompt(
         self, record: Record, text: str, turn_id: str | None = None, at: str | None = None
@@ -348,68 +341,6 @@ def _native_from_name(path: Path) -> str:
     """The session id in a rollout's name, for a file whose ``session_meta`` is unreadable."""
     found = _UUID.findall(path.stem)
     return found[-1] if found else path.stem
-
-
-def _command(value: Any) -> str:
-    """The shell text of a command: a string, or an argv (``["bash", "-lc", "..."]``)."""
-    if isinstance(value, str):
-        return value
-    if not value or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        return ""
-    if len(value) >= 3 and os.path.basename(value[0]) in _SHELLS and value[-2].endswith("c"):
-        return str(value[-1])
-    if value[0] == "apply_patch" and len(value) == 2:
-        return str(value[1])  # older Codex ran apply_patch as a command, the patch as argv
-    return shlex.join(value)
-
-
-def _patched(patch: str, workdir: str | None) -> list[str]:
-    """Files an apply_patch text adds, updates, deletes or moves to."""
-    if "*** " not in patch:
-        return []
-    return [resolve(m.group(1), workdir) for m in _PATCH_HEADER.finditer(patch)]
-
-
-def _reads(command: str) -> list[str]:
-    """Files a shell command prints with ``cat``/``head``/``tail``/``sed``/``nl``/``less``.
-
-    A heuristic: options are dropped with their values (``head -n 5``, ``sed -e s``), so are
-    sed's script, redirections, numbers and words with globs or variables. A heredoc and
-    ``sed -i`` (an edit) are not reads; a ``cd`` before the command is not followed.
-    """
-    try:
-        lexer = shlex.shlex(command.split("<<", 1)[0], posix=True, punctuation_chars=True)
-        lexer.whitespace_split = True
-        words = list(lexer)
-    except ValueError:
-        return []
-    found: list[str] = []
-    segment: list[str] = []
-    for word in [*words, ";"]:
-        if word not in _SEPARATORS:
-            segment.append(word)
-            continue
-        program = os.path.basename(segment[0]) if segment else ""
-        in_place = program == "sed" and any(w.startswith("-i") for w in segment)
-        if program in _READERS and not in_place:
-            found.extend(_operands(program, segment[1:]))
-        segment = []
-    return found
-
-
-def _operands(program: str, words: list[str]) -> Iterator[str]:
-    valued = _VALUED.get(program, ())
-    script_seen = program != "sed" or "-e" in words
-    args = iter(words)
-    for word in args:
-        if word in valued or word in (">", ">>", "<", ">&"):
-            next(args, None)
-        elif word.startswith("-") or word.isdigit() or any(c in word for c in "*?$`{"):
-            continue
-        elif not script_seen:
-            script_seen = True
-        else:
-            yield word
 
 
 def _succeeded(output: Any) -> bool:
