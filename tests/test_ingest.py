@@ -386,3 +386,18 @@ def test_a_session_in_a_git_worktree_of_the_workspace_belongs_to_it(
 
     assert "1 session record written" in hippo("ingest", cwd=ws).out
     assert (ws / ".hippo" / "sessions" / f"{session.session}.json").exists()
+
+
+def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not(
+    hippo: HippoRunner, claude_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    ClaudeSession(claude_home, "/p").prompt("one").write()
+    piped = hippo("ingest", cwd=tmp_path)
+    assert "ingest [" not in piped.err
+    ClaudeSession(claude_home, "/q").prompt("two").write()
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    shown = hippo("ingest", "--full", cwd=tmp_path)
+    assert "\ringest [##############################] 100% 2/2 files" in shown.err
+    assert shown.out.startswith("ingested 2 of 2")
