@@ -490,3 +490,46 @@ FRAGMENTS = st.sampled_from(
 def test_redaction_of_trigger_rich_text_is_idempotent(text):
     once = redact(text)
     assert redact(once.text) == Redacted(once.text, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            'curl -H "Authorization: Bearer abcdefghijklmnop0123456789" https://api.example.com',
+            'curl -H "Authorization: Bearer [redacted:authorization]" https://api.example.com',
+        ),
+        (
+            "Authorization: Basic dXNlcjpwYXNzd29yZDEyMzQ=",
+            "Authorization: Basic [redacted:authorization]",
+        ),
+        ("send Bearer 0123456789abcdefXYZ_- to it", "send Bearer [redacted:authorization] to it"),
+        (
+            "gh auth login --token 0123456789abcdef0123 && ls",
+            "gh auth login --token [redacted:secret] && ls",
+        ),
+        (
+            "mytool --db-password=s3cretvalue --verbose",
+            "mytool --db-password=[redacted:secret] --verbose",
+        ),
+    ],
+)
+def test_http_credentials_and_secret_options(text: str, expected: str) -> None:
+    assert redact(text) == Redacted(expected, 1)
+    assert redact(expected) == Redacted(expected, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bearer tokens are sent in a header.",
+        "Authorization: Bearer <token>",
+        "run --token $GITHUB_TOKEN",
+        "use --api-key=<your key>",
+        "tool --password --verbose",
+        "git log --oneline -- src/",
+        "pass --tokens 5 to limit output",
+    ],
+)
+def test_credential_lookalikes_are_kept(text: str) -> None:
+    assert redact(text) == Redacted(text, 0)

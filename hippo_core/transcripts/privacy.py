@@ -71,6 +71,21 @@ _SHAPE_HINT = re.compile(
 #: ``scheme://user:PASSWORD@host``; the password runs to the last ``@`` of the authority.
 _URL_PASSWORD = re.compile(r"://(?<=\w://)[^\s:/@]*:(?P<secret>[^\s/?#]+)@(?=[\w\[])")
 
+#: An HTTP credential: ``Authorization: Bearer <token>`` (or Basic, Token), or a bare
+#: ``Bearer <token>``; the credential is at least 16 characters, so prose ("Bearer tokens")
+#: is left alone.
+_AUTH_HEADER = re.compile(
+    r"(?:\b(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token)|\bBearer)[ \t]+"
+    r"(?P<secret>[A-Za-z0-9._~+/=-]{16,})"
+)
+#: A command-line option naming a secret, then its value: ``--token VALUE``,
+#: ``--db-password=VALUE``.
+_SECRET_OPTION = re.compile(
+    r"(?<![\w-])--[\w-]*?(?:token|secret|password|passwd|api-?key)(?:[ \t]+|=)"
+    r"(?P<secret>[^\s\"'`]+)",
+    re.IGNORECASE,
+)
+
 #: Lower-case substrings without which no name labels a secret.
 _NAME_TRIGGERS = (b"token", b"secret", b"passw", b"pwd", b"key", b"credential")
 #: A word that makes a name a label; ``tokens`` and ``tokenizer`` are not labels.
@@ -123,6 +138,9 @@ def redact(text: str) -> Redacted:
     if "://" in text:
         text, found = _redact_url_passwords(text)
         count += found
+    if "earer" in text or "uthorization" in text or "--" in text:
+        text, found = _redact_credentials(text)
+        count += found
     # ASCII-folded, one byte per character, so positions in it are positions in `text`.
     folded = text.encode("ascii", "replace").lower()
     hits = sorted(at for word in _NAME_TRIGGERS for at in _find_all(folded, word))
@@ -159,6 +177,23 @@ def _hide_private(text: str) -> tuple[str, int]:
     if depth:
         return "".join([*pieces, PRIVATE_REPLACEMENT]), count + 1
     return "".join([*pieces, text[kept:]]), count
+
+
+def _redact_credentials(text: str) -> tuple[str, int]:
+    """Authorization headers and secret-naming command-line options."""
+    count = 0
+    for pattern, kind in ((_AUTH_HEADER, "authorization"), (_SECRET_OPTION, "secret")):
+        pieces: list[str] = []
+        kept = 0
+        for match in pattern.finditer(text):
+            secret = match.group("secret")
+            if secret.startswith(("[redacted", "-")) or _PLACEHOLDER.fullmatch(secret):
+                continue  # already redacted, another option, or `--token $GITHUB_TOKEN`
+            pieces += [text[kept : match.start("secret")], f"[redacted:{kind}]"]
+            kept = match.end("secret")
+            count += 1
+        text = "".join([*pieces, text[kept:]])
+    return text, count
 
 
 def _redact_url_passwords(text: str) -> tuple[str, int]:
