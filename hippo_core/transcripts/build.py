@@ -66,6 +66,10 @@ class OpenTurn:
         """Record a tool call and the files it read or edited (relative to the turn's cwd)."""
         if name:
             self.turn.tools.append(name)
+        self.files(read=read, edited=edited)
+
+    def files(self, *, read: Iterable[str] = (), edited: Iterable[str] = ()) -> None:
+        """Record files the turn read or edited, learnt apart from the call (from its result)."""
         cwd = self.turn.cwd
         for path in read:
             if path:

@@ -95,13 +95,3 @@ class JsonLines:
                     self.corrupt += 1
                 continue
             yield Record(start, position, data)
-
-
-def split_lines(data: bytes) -> Iterator[bytes]:
-    """The lines of an in-memory file, each with its ``\\n``, split on ``\\n`` only."""
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        end = len(data) if end < 0 else end + 1
-        yield data[start:end]
-        start = end

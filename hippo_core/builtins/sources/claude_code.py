@@ -211,7 +211,7 @@ class _Turn:
         """Add the files of the calls that did not fail, in the order they were made."""
         for call_id, (read, edited) in self.calls.items():
             if call_id not in self.failed:
-                self.open.call("", read=read, edited=edited)
+                self.open.files(read=read, edited=edited)
         self.calls.clear()
 
 

@@ -232,7 +232,7 @@ class _Reader:
         if kind in _OUTPUTS:
             reads = self.pending.pop(call_id, [])
             if reads and _succeeded(payload.get("output")):
-                turn.call("", read=reads)
+                turn.files(read=reads)
             return
         name, args = as_str(payload.get("name")), json_object(payload.get("arguments"))
         if kind == "local_shell_call":
@@ -305,12 +305,12 @@ class _Reader:
             path = as_str(as_dict(parsed).get("path")) or as_str(as_dict(parsed).get("name"))
             if as_dict(parsed).get("type") == "read" and path:
                 reads.append(resolve(path, cwd))
-        turn.call("", read=reads)
+        turn.files(read=reads)
 
     def edited(self, record: Record, changes: dict[str, Any], at: str | None) -> None:
         turn = self.turn(record, at)
         if turn is not None:
-            turn.call("", edited=changes)
+            turn.files(edited=changes)
 
 
 def _wanted(line: bytes) -> bool:

@@ -286,9 +286,9 @@ def _result(
     if not paths:
         paths = [next((arguments[k] for k in _PATH_KEYS if as_str(arguments.get(k))), "")]
     if name in _READ:
-        turn.call("", read=paths)
+        turn.files(read=paths)
     elif name in _EDIT:
-        turn.call("", edited=paths)
+        turn.files(edited=paths)
 
 
 def _wanted(line: bytes) -> bool:

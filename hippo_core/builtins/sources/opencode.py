@@ -139,7 +139,7 @@ class _Reader:
                     _tool(turn, part)
                 elif part.get("type") == "patch":
                     files = part.get("files")
-                    turn.call("", edited=[f for f in files or [] if isinstance(f, str)])
+                    turn.files(edited=[f for f in files or [] if isinstance(f, str)])
 
 
 class _Database(_Reader):
