@@ -16,12 +16,24 @@ import pluggy
 
 if TYPE_CHECKING:
     from hippo_core.context import ContextPart
+    from hippo_core.dream.model import (
+        Chunk,
+        Event,
+        ModelBackend,
+        Pass,
+        ProposalKind,
+        Reader,
+        Reviewer,
+        Validator,
+    )
     from hippo_core.findings import Finding
     from hippo_core.notes.note import Note
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
 
 hookspec = pluggy.HookspecMarker("hippo")
+
+BackendFactory = Callable[["Workspace"], "ModelBackend"]
 
 
 @hookspec
@@ -74,4 +86,79 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
     Called once per ``hippo doctor`` run. An ``error`` finding makes doctor exit 1; warnings
     and ``info`` lines are shown but do not.
+    """
+
+
+@hookspec
+def hippo_register_readers(register: Callable[[str, Reader], None]) -> None:
+    """Register readers, as ``register(name, reader)``: ``{{name}}`` in a prompt is its text.
+
+    Called when a dream loads its packs: a pass may read only registered readers, and its
+    prompt may use only the placeholders its ``reads`` lists. A reader
+    (:class:`~hippo_core.dream.model.Reader`) returns whole blocks of text; hippo fits them
+    to the pass's input budget and records what was left out. The first reader registered
+    under a name wins. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_kinds(register: Callable[[ProposalKind], None]) -> None:
+    """Register kinds of change, as ``register(kind)`` (``replace`` and ``append`` built in).
+
+    Called when a dream or ``hippo review`` checks and applies proposals: a proposal's
+    ``kind`` selects the :class:`~hippo_core.dream.model.ProposalKind` whose ``check``
+    validates it and whose ``apply`` computes the note's new bytes. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_validators(register: Callable[[Validator], None]) -> None:
+    """Register checks every proposal must pass before review, as ``register(validator)``.
+
+    Called when a dream checks the proposals parsed from a model's reply. Every
+    validator runs on every proposal; any problem it returns sends the proposal to the
+    report's "Validation failures" and it is never reviewed. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_reviewers(register: Callable[[Reviewer], None]) -> None:
+    """Register reviewers, as ``register(reviewer)``; a pass's ``review`` key names one.
+
+    Called when a dream sends a valid proposal to review. ``model`` asks a second model
+    run with the pass's persona as the system prompt; ``queue`` answers ``pending`` and
+    leaves the verdict to ``hippo review``. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_backends(register: Callable[[str, BackendFactory], None]) -> None:
+    """Register model backends, as ``register(name, factory)``.
+
+    Called when a dream or an eval needs a model: ``model_backend`` in the settings names
+    the backend, and ``factory(workspace)`` returns a
+    :class:`~hippo_core.dream.model.ModelBackend` configured from the workspace settings
+    (raising :class:`~hippo_core.errors.HippoError` when they are incomplete). Returns
+    nothing.
+    """
+
+
+@hookspec(firstresult=True)
+def hippo_pass_gate(workspace: Workspace, pass_: Pass, chunk: Chunk) -> bool | None:
+    """Say whether ``pass_`` may run on ``chunk`` of this dream.
+
+    Called once per pass and chunk before any prompt is built. The first plugin that
+    returns True or False decides; None leaves the decision to the next plugin, and a
+    pass that no plugin gates runs. A skipped pass is named in the report's Inputs.
+    """
+
+
+@hookspec
+def hippo_event(workspace: Workspace, event: Event) -> None:
+    """Hear what happens during a dream and a review, one :class:`Event` at a time.
+
+    Called as each step completes (a chunk started, a proposal written, a verdict given,
+    a change about to be applied, applied or not, a revert, the dream finished), with the
+    ids and paths involved in ``event.data``. A plugin uses it to log or notify; what it
+    returns is ignored, and an exception in it fails the command that sent the event.
     """

@@ -22,6 +22,16 @@ from hippo_core.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.context import ContextPart
+    from hippo_core.dream.model import (
+        Chunk,
+        Event,
+        Pass,
+        ProposalKind,
+        Reader,
+        Reviewer,
+        Validator,
+    )
+    from hippo_core.hookspecs import BackendFactory
     from hippo_core.findings import Finding
     from hippo_core.notes.note import Note
     from hippo_core.transcripts.model import TranscriptSource
@@ -41,6 +51,13 @@ DEFAULT_PLUGINS = (
     "hippo_core.builtins.sources.dsh",
     "hippo_core.builtins.sources.gemini",
     "hippo_core.builtins.sources.muse",
+    "hippo_core.builtins.readers",
+    "hippo_core.builtins.kinds",
+    "hippo_core.builtins.validators",
+    "hippo_core.builtins.reviewers",
+    "hippo_core.builtins.backends",
+    "hippo_core.builtins.dream_warnings",
+    "hippo_core.builtins.dream_log",
 )
 
 log = logging.getLogger("hippo")
@@ -59,6 +76,15 @@ class PluginInfo:
     error: str = ""
 
 
+@dataclass(frozen=True)
+class PackSource:
+    """A pack a plugin ships: its folder, and the plugin (and distribution) it came from."""
+
+    name: str
+    directory: Path
+    plugin: PluginInfo
+
+
 @dataclass
 class Plugins:
     """The loaded plugins, with a typed call for each hook (the one place errors are named)."""
@@ -66,6 +92,7 @@ class Plugins:
     pm: pluggy.PluginManager
     origins: dict[str, PluginInfo] = field(default_factory=dict)
     broken: list[PluginInfo] = field(default_factory=list)
+    _calling: str = ""
 
     def infos(self) -> list[PluginInfo]:
         """Every plugin, loaded or broken, with the hooks it implements."""
@@ -88,6 +115,7 @@ class Plugins:
         results: list[Any] = []
         caller = getattr(self.pm.hook, hook)
         for impl in reversed(caller.get_hookimpls()):
+            self._calling = impl.plugin_name
             try:
                 value = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
             except HippoError:
@@ -103,11 +131,13 @@ class Plugins:
                 results.append(value)
         return results
 
-    def packs(self) -> dict[str, Path]:
-        found: dict[str, Path] = {}
+    def packs(self) -> dict[str, PackSource]:
+        """Every pack a plugin ships, by name; the first registered under a name wins."""
+        found: dict[str, PackSource] = {}
 
         def register(name: str, directory: Path) -> None:
-            found.setdefault(name, Path(directory))
+            origin = self.origins.get(self._calling, PluginInfo(self._calling, "", ""))
+            found.setdefault(name, PackSource(name, Path(directory), origin))
 
         self._collect("hippo_register_packs", register=register)
         return found
@@ -121,6 +151,43 @@ class Plugins:
 
         self._collect("hippo_register_sources", register=register)
         return found
+
+    def _registry(self, hook: str, named: bool = False) -> dict[str, Any]:
+        """What plugins register through ``hook``, by name; the first under a name wins."""
+        found: dict[str, Any] = {}
+
+        def register(*args: Any) -> None:
+            name, thing = args if named else (args[0].name, args[0])
+            found.setdefault(name, thing)
+
+        self._collect(hook, register=register)
+        return found
+
+    def readers(self) -> dict[str, Reader]:
+        return self._registry("hippo_register_readers", named=True)
+
+    def kinds(self) -> dict[str, ProposalKind]:
+        return self._registry("hippo_register_kinds")
+
+    def validators(self) -> list[Validator]:
+        return list(self._registry("hippo_register_validators").values())
+
+    def reviewers(self) -> dict[str, Reviewer]:
+        return self._registry("hippo_register_reviewers")
+
+    def backends(self) -> dict[str, BackendFactory]:
+        return self._registry("hippo_register_backends", named=True)
+
+    def pass_gate(self, workspace: Workspace, pass_: Pass, chunk: Chunk) -> bool:
+        """Whether ``pass_`` may run on ``chunk``: the first plugin with an opinion decides."""
+        for allowed in self._collect(
+            "hippo_pass_gate", workspace=workspace, pass_=pass_, chunk=chunk
+        ):
+            return bool(allowed)
+        return True
+
+    def event(self, workspace: Workspace, event: Event) -> None:
+        self._collect("hippo_event", workspace=workspace, event=event)
 
     def context_parts(
         self, workspace: Workspace, session: str | None, task: str | None

@@ -8,7 +8,7 @@ the validated result is cached, keyed by the file's bytes; the hot path reads th
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,16 @@ from hippo_core.errors import HippoError
 
 SETTINGS_FILE = "settings.toml"
 DEFAULT_LOG_NAME = "Session log.md"
+
+
+@dataclass(frozen=True)
+class OpenAISettings:
+    """The ``[openai]`` table: an OpenAI-compatible chat completions endpoint."""
+
+    url: str = "http://127.0.0.1:8080/v1"
+    model: str = "default"
+    api_key_env: str = ""
+    max_tokens: int = 4000
 
 
 @dataclass(frozen=True)
@@ -30,13 +40,18 @@ class Settings:
     sample_tasks: tuple[str, ...] = ()
     log_path: str | None = None
     transcript_dirs: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    model_backend: str = "command"
+    model_command: tuple[str, ...] = ()
+    model_timeout_seconds: float = 600.0
+    openai: OpenAISettings = field(default_factory=OpenAISettings)
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> Settings:
         """Settings from plain values, as validated or cached (lists become tuples)."""
         values = dict(values)
-        for name in ("required_notes", "sample_tasks"):
-            values[name] = tuple(values[name])
+        for name in ("required_notes", "sample_tasks", "model_command"):
+            values[name] = tuple(values.get(name) or ())
+        values["openai"] = OpenAISettings(**(values.get("openai") or {}))
         dirs = values.get("transcript_dirs") or {}
         values["transcript_dirs"] = {tool: tuple(folders) for tool, folders in dirs.items()}
         return cls(**values)
@@ -83,6 +98,7 @@ def load_settings(path: Path, *, shown_as: str, cache_path: Path) -> LoadedSetti
 
 def _to_payload(loaded: LoadedSettings) -> dict[str, object]:
     values = {name: getattr(loaded.settings, name) for name in Settings.__dataclass_fields__}
+    values["openai"] = asdict(loaded.settings.openai)
     return {"settings": values, "warnings": list(loaded.warnings)}
 
 

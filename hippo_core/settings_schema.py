@@ -36,6 +36,19 @@ RelPath = Annotated[str, AfterValidator(_inside)]
 NotePath = Annotated[str, AfterValidator(_inside), AfterValidator(_markdown)]
 
 
+class OpenAIModel(BaseModel):
+    """The ``[openai]`` table."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    url: str = Field("http://127.0.0.1:8080/v1", description="Base URL, up to /v1.")
+    model: str = Field("default", description="The model name sent with each request.")
+    api_key_env: str = Field(
+        "", description="Environment variable holding the API key; empty: send none."
+    )
+    max_tokens: int = Field(4000, gt=0, description="Most tokens a reply may have.")
+
+
 class SettingsModel(BaseModel):
     """``.hippo/settings.toml``: every key optional, every value checked."""
 
@@ -61,6 +74,24 @@ class SettingsModel(BaseModel):
             "More folders to ingest, per agent, each read like the agent's own home folder."
         ),
         examples=[{"claude-code": ["~/work-machine/.claude"]}],
+    )
+    model_backend: str = Field(
+        "command", description="The model backend dreaming uses: command or openai."
+    )
+    model_command: list[str] = Field(
+        default_factory=list,
+        description=(
+            "The model program and its arguments, run without a shell; {system_file} "
+            "becomes a file holding the system prompt."
+        ),
+        examples=[["claude", "-p", "--system-prompt-file", "{system_file}"]],
+    )
+    model_timeout_seconds: float = Field(
+        600.0, gt=0, description="Seconds a model call may take before the run fails."
+    )
+    openai: OpenAIModel = Field(
+        default_factory=OpenAIModel,  # type: ignore[arg-type]
+        description="An OpenAI-compatible endpoint, for model_backend = \"openai\".",
     )
 
 
@@ -161,7 +192,13 @@ def settings_template() -> str:
     ]
     for name, field in SettingsModel.model_fields.items():
         default = field.get_default(call_default_factory=True)
-        shown = default if default not in (None, {}) else (field.examples or [""])[0]
+        if isinstance(default, BaseModel):
+            lines += ["", f"# {field.description}", f"# [{name}]"]
+            for key, sub in type(default).model_fields.items():
+                item = tomlkit.item(getattr(default, key)).as_string()
+                lines.append(f"# {key} = {item}  # {sub.description}")
+            continue
+        shown = (field.examples or [default])[0] if default in (None, {}, []) else default
         value = tomlkit.inline_table() if isinstance(shown, dict) else tomlkit.item(shown)
         if isinstance(shown, dict):
             value.update(shown)

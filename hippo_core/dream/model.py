@@ -1,0 +1,292 @@
+"""What dreaming passes between its steps: passes, chunks, prompt inputs, model calls,
+proposals and verdicts. Plain dataclasses; pydantic stays at the file and model edges.
+
+The protocols here are what plugins implement: a :class:`Reader` fills a placeholder, a
+:class:`ModelBackend` answers a prompt, a :class:`ProposalKind` checks and applies one kind
+of change, a :class:`Validator` adds a check, a :class:`Reviewer` gives a verdict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from hippo_core.errors import HippoError
+
+if TYPE_CHECKING:
+    from hippo_core.notes.note import Note
+    from hippo_core.workspace import Workspace
+
+
+class ModelUnreachable(HippoError):
+    """The model could not answer at all (not running, a timeout, an error exit).
+
+    The run fails rather than counting the missing answer as a rejection.
+    """
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One pass file of a pack, validated. Paths are relative to the pack's folder."""
+
+    pack: str
+    name: str
+    root: Path
+    prompt: str
+    reads: tuple[str, ...]
+    reviewer: str
+    per_note: bool
+    input_budget_bytes: int = 200_000
+    review: str = "model"
+    """The registered reviewer that gives verdicts: ``model`` or ``queue``."""
+
+    @property
+    def key(self) -> str:
+        """``<pack>/<name>``: how reports, proposals and receipts name the pass."""
+        return f"{self.pack}/{self.name}"
+
+    @property
+    def file(self) -> Path:
+        return self.root / "passes" / f"{self.name}.toml"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A stretch of the dream window, at most 24 hours, in UTC: ``start <= t < end``."""
+
+    start: datetime
+    end: datetime
+
+    def label(self) -> str:
+        return f"{_iso(self.start)} to {_iso(self.end)}"
+
+
+def _iso(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True)
+class TurnText:
+    """One indexed turn as the readers, validators and reviewer see it."""
+
+    session: str
+    ordinal: int
+    started: str | None
+    prompt: str
+    answer: str
+    tools: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        return f"session {self.session} turn {self.ordinal}"
+
+    def text(self) -> str:
+        """Everything a quote may be taken from: prompt, answer, tool calls, files."""
+        return "\n".join((self.prompt, self.answer, *self.tools, *self.files))
+
+
+@dataclass(frozen=True)
+class Item:
+    """One block a reader offers for a prompt; it goes in whole or not at all.
+
+    ``note`` names the note (relative to ``notes_dir``) whose full text this block shows:
+    only such notes may be changed by the proposals of that prompt. ``digest`` is the
+    hash of the note's bytes as shown, which the applier compares before writing.
+    """
+
+    label: str
+    text: str
+    note: str | None = None
+    digest: str | None = None
+    turns: tuple[TurnText, ...] = ()
+
+    @property
+    def size(self) -> int:
+        return len(self.text.encode("utf-8"))
+
+
+@dataclass
+class ReadContext:
+    """What a reader may look at for one prompt: the chunk, the note (per-note passes),
+    the chunk's sessions and the transcript index."""
+
+    workspace: Workspace
+    pass_: Pass
+    chunk: Chunk
+    note: Note | None
+    sessions: list[dict[str, Any]]
+    index: Any
+    """A :class:`hippo_core.dream.turns.TurnIndex`, or None when there is no index yet."""
+
+
+class Reader(Protocol):
+    """Fills the placeholder ``{{<name>}}``. ``essential`` readers that find nothing mean
+    the prompt has nothing to work on, so no model call is made."""
+
+    essential: bool
+
+    def read(self, context: ReadContext) -> list[Item]: ...
+
+
+@dataclass(frozen=True)
+class Call:
+    """One model call, as reports and receipts record it."""
+
+    backend: str
+    bytes_in: int
+    bytes_out: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's answer. ``too_large``: it exceeded what hippo reads, and ``text`` is empty."""
+
+    text: str
+    call: Call
+    too_large: bool = False
+
+
+class ModelBackend(Protocol):
+    """Sends a prompt (and an optional system prompt) to a model, returns its reply.
+
+    Raises :class:`ModelUnreachable` when the model cannot answer at all.
+    """
+
+    name: str
+
+    def complete(self, prompt: str, *, system: str | None = None) -> Reply: ...
+
+
+@dataclass(frozen=True)
+class Evidence:
+    session: str
+    ordinal: int
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A change a model proposed, after its shape was checked."""
+
+    id: str
+    pass_key: str
+    note: str
+    kind: str
+    old: str
+    new: str
+    reason: str
+    evidence: tuple[Evidence, ...]
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Keys a plugin's kind adds to the proposal."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "pass": self.pass_key,
+            "note": self.note,
+            "kind": self.kind,
+            "old": self.old,
+            "new": self.new,
+            "reason": self.reason,
+            "evidence": [{"session": e.session, "ordinal": e.ordinal} for e in self.evidence],
+            **self.extra,
+        }
+
+
+class ProposalKind(Protocol):
+    """One kind of change (``replace``, ``append``): its own keys, checks and edit."""
+
+    name: str
+    fields: frozenset[str]
+    """Keys beyond the common ones that a proposal of this kind may carry."""
+
+    def check(self, proposal: Proposal, note: bytes, evidence: list[TurnText]) -> list[str]:
+        """Problems with the proposal against the note's bytes; empty when it is valid."""
+        ...
+
+    def apply(self, proposal: Proposal, note: bytes) -> bytes:
+        """The note's new bytes (raises :class:`~hippo_core.notes.edit.EditError`)."""
+        ...
+
+
+@dataclass
+class CheckContext:
+    """What validators check a proposal against."""
+
+    workspace: Workspace
+    prompt_notes: dict[str, str]
+    """Notes whose full text went into the prompt, with their digests at that time."""
+    turn: Any
+    """``turn(session, ordinal) -> TurnText | None``: a lookup in the index."""
+    kinds: dict[str, ProposalKind]
+    confirmed: Any
+    """``confirmed(note) -> list[str]``: text humans confirmed, still in the note."""
+
+
+class Validator(Protocol):
+    """A check every proposal must pass before review; returns its problems."""
+
+    name: str
+
+    def check(self, proposal: Proposal, context: CheckContext) -> list[str]: ...
+
+
+VerdictName = Literal["confirm", "reject", "pending"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A reviewer's answer. ``pending`` waits for ``hippo review``."""
+
+    reviewer: str
+    verdict: VerdictName
+    notes: str = ""
+    call: Call | None = None
+    problem: str = ""
+    """Why a reply was counted as a rejection (not the one JSON object asked for)."""
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """What a reviewer is shown: the persona, the note, the change and the evidence turns.
+
+    Never the proposing run's reasoning or the proposal's ``reason``.
+    """
+
+    workspace: Workspace
+    pass_: Pass
+    persona: str
+    note_path: str
+    note_text: str
+    proposal: Proposal
+    evidence: tuple[TurnText, ...]
+    backend: ModelBackend | None
+
+
+class Reviewer(Protocol):
+    name: str
+
+    def review(self, request: ReviewRequest) -> Verdict: ...
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened during a dream or a review, for ``hippo_event`` plugins.
+
+    Names: ``chunk-started``, ``proposal``, ``invalid``, ``verdict``, ``applying``,
+    ``applied``, ``not-applied``, ``chunk-done``, ``dream-finished``, ``reverted``.
+    """
+
+    name: str
+    data: dict[str, Any] = field(default_factory=dict)
