@@ -178,10 +178,11 @@ def plugins(as_json: bool = JSON_OPTION) -> None:
 
 
 def _register_commands() -> None:
-    from hippo_core import cli_sessions, cli_transcripts
+    from hippo_core import cli_dream, cli_sessions, cli_transcripts
 
     cli_transcripts.register(app)
     cli_sessions.register(app)
+    cli_dream.register(app)
 
 
 _register_commands()

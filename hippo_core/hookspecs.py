@@ -17,10 +17,8 @@ import pluggy
 if TYPE_CHECKING:
     from hippo_core.context import ContextPart
     from hippo_core.dream.model import (
-        Chunk,
         Event,
         ModelBackend,
-        Pass,
         ProposalKind,
         Reader,
         Reviewer,
@@ -140,16 +138,6 @@ def hippo_register_backends(register: Callable[[str, BackendFactory], None]) -> 
     :class:`~hippo_core.dream.model.ModelBackend` configured from the workspace settings
     (raising :class:`~hippo_core.errors.HippoError` when they are incomplete). Returns
     nothing.
-    """
-
-
-@hookspec(firstresult=True)
-def hippo_pass_gate(workspace: Workspace, pass_: Pass, chunk: Chunk) -> bool | None:
-    """Say whether ``pass_`` may run on ``chunk`` of this dream.
-
-    Called once per pass and chunk before any prompt is built. The first plugin that
-    returns True or False decides; None leaves the decision to the next plugin, and a
-    pass that no plugin gates runs. A skipped pass is named in the report's Inputs.
     """
 
 

@@ -58,7 +58,9 @@ def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
     packs = load_plugins().packs()
     if "core" not in packs:
         raise HippoError("no plugin registers the core pack; reinstall hippo")
-    actions.extend(_install_pack(root, packs["core"].directory, workspace.packs_dir / "core", force))
+    actions.extend(
+        _install_pack(root, packs["core"].directory, workspace.packs_dir / "core", force)
+    )
     actions.append(_create(root, workspace.entry_note_path, ENTRY_NOTE))
     actions.append(_ignore(root, workspace.local_only()))
     return actions

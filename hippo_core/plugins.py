@@ -23,16 +23,14 @@ from hippo_core.errors import HippoError
 if TYPE_CHECKING:
     from hippo_core.context import ContextPart
     from hippo_core.dream.model import (
-        Chunk,
         Event,
-        Pass,
         ProposalKind,
         Reader,
         Reviewer,
         Validator,
     )
-    from hippo_core.hookspecs import BackendFactory
     from hippo_core.findings import Finding
+    from hippo_core.hookspecs import BackendFactory
     from hippo_core.notes.note import Note
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
@@ -177,14 +175,6 @@ class Plugins:
 
     def backends(self) -> dict[str, BackendFactory]:
         return self._registry("hippo_register_backends", named=True)
-
-    def pass_gate(self, workspace: Workspace, pass_: Pass, chunk: Chunk) -> bool:
-        """Whether ``pass_`` may run on ``chunk``: the first plugin with an opinion decides."""
-        for allowed in self._collect(
-            "hippo_pass_gate", workspace=workspace, pass_=pass_, chunk=chunk
-        ):
-            return bool(allowed)
-        return True
 
     def event(self, workspace: Workspace, event: Event) -> None:
         self._collect("hippo_event", workspace=workspace, event=event)

@@ -91,7 +91,7 @@ class SettingsModel(BaseModel):
     )
     openai: OpenAIModel = Field(
         default_factory=OpenAIModel,  # type: ignore[arg-type]
-        description="An OpenAI-compatible endpoint, for model_backend = \"openai\".",
+        description='An OpenAI-compatible endpoint, for model_backend = "openai".',
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,14 @@ from typing import Any
 class ClaudeSession:
     """Builds the JSONL lines of one session; ``write`` appends them to its file."""
 
-    def __init__(self, root: Path, cwd: str, session: str | None = None, branch: str = "main"):
+    def __init__(
+        self,
+        root: Path,
+        cwd: str,
+        session: str | None = None,
+        branch: str = "main",
+        start: datetime | None = None,
+    ):
         self.session = session or str(uuid.uuid4())
         self.cwd = cwd
         self.branch = branch
@@ -25,9 +33,13 @@ class ClaudeSession:
         self.lines: list[str] = []
         self.parent: str | None = None
         self.clock = 0
+        self.start = start
 
     def _stamp(self) -> str:
         self.clock += 1
+        if self.start is not None:
+            moment = self.start + timedelta(seconds=self.clock)
+            return moment.strftime("%Y-%m-%dT%H:%M:%S.000Z")
         minutes, seconds = divmod(self.clock, 60)
         return f"2026-11-30T04:{minutes % 60:02d}:{seconds:02d}.000Z"
 

@@ -31,9 +31,15 @@ def test_every_hookspec_is_documented():
     assert HOOKS == [
         "hippo_context_parts",
         "hippo_doctor_checks",
+        "hippo_event",
         "hippo_lint_note",
+        "hippo_register_backends",
+        "hippo_register_kinds",
         "hippo_register_packs",
+        "hippo_register_readers",
+        "hippo_register_reviewers",
         "hippo_register_sources",
+        "hippo_register_validators",
     ]
     for name in HOOKS:
         doc = inspect.getdoc(getattr(hookspecs, name)) or ""

@@ -108,6 +108,22 @@ class Item:
         return len(self.text.encode("utf-8"))
 
 
+@dataclass(frozen=True)
+class SessionView:
+    """A session of the workspace as one chunk sees it: its record, its indexed turns'
+    ordinals, and when it was last active."""
+
+    record: dict[str, Any]
+    ordinals: tuple[int, ...]
+    last: datetime | None
+    ended_here: bool
+    """It ended inside this chunk, so its handoff belongs to this chunk."""
+
+    @property
+    def id(self) -> str:
+        return str(self.record["id"])
+
+
 @dataclass
 class ReadContext:
     """What a reader may look at for one prompt: the chunk, the note (per-note passes),
@@ -117,7 +133,7 @@ class ReadContext:
     pass_: Pass
     chunk: Chunk
     note: Note | None
-    sessions: list[dict[str, Any]]
+    sessions: list[SessionView]
     index: Any
     """A :class:`hippo_core.dream.turns.TurnIndex`, or None when there is no index yet."""
 

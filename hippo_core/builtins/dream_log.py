@@ -1,0 +1,23 @@
+"""Logs what a dream or a review does, event by event, to the ``hippo.dream`` logger.
+
+``hippo dream --verbose`` shows these lines on stderr as the run goes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from hippo_core.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from hippo_core.dream.model import Event
+    from hippo_core.workspace import Workspace
+
+log = logging.getLogger("hippo.dream")
+
+
+@hookimpl
+def hippo_event(workspace: Workspace, event: Event) -> None:
+    details = " ".join(f"{key}={value}" for key, value in event.data.items())
+    log.info("%s %s", event.name, details)

@@ -1,0 +1,155 @@
+"""The built-in readers: ``{{sessions}}``, ``{{notes}}``, ``{{turns}}``, ``{{human_confirmed}}``.
+
+Each returns whole blocks; the dream fits them to the pass's input budget (notes first)
+and records in the report what did not fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from hippo_core.dream.blocks import cut, fence, ranges
+from hippo_core.dream.model import Item, ReadContext, Reader, SessionView, TurnText
+from hippo_core.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from hippo_core.notes.note import Note
+    from hippo_core.workspace import Workspace
+
+
+class Sessions:
+    """The chunk's sessions: tool, times, task, the ordinals of their turns, and the
+    handoff of each one that ended in the chunk."""
+
+    essential = True
+    per_chunk = True
+
+    def read(self, context: ReadContext) -> list[Item]:
+        return [
+            Item(f"session {view.id}", _session(view, context))
+            for view in sorted(context.sessions, key=lambda v: str(v.record.get("started")))
+        ]
+
+
+def _session(view: SessionView, context: ReadContext) -> str:
+    record = view.record
+    ended = record.get("ended")
+    if ended and not view.ended_here:
+        ended = "after this window"
+    lines = [
+        f"### Session {view.id}",
+        f"- tool: {record.get('tool') or 'unknown'}",
+        f"- started: {record.get('started') or 'unknown'}",
+        f"- ended: {ended or 'not yet'}",
+        f"- task: {record.get('task') or 'none recorded'}",
+        f"- turn ordinals: {ranges(list(view.ordinals)) or 'none indexed'}",
+    ]
+    handoff = record.get("handoff") if view.ended_here else None
+    if handoff:
+        derived = " (the session's last message)" if record.get("handoff_derived") else ""
+        lines.append(f"- handoff{derived}:")
+        return "\n".join(lines) + "\n" + fence(str(handoff), "markdown")
+    return "\n".join(lines) + "\n"
+
+
+class Notes:
+    """The note a per-note pass works on; for a per-chunk pass, the notes linked by the
+    handoffs of the sessions that ended in the chunk. Each in full, after its path."""
+
+    essential = True
+
+    def read(self, context: ReadContext) -> list[Item]:
+        notes = [context.note] if context.note else _linked(context)
+        return [item for note in notes if (item := _note_item(context.workspace, note))]
+
+
+def _linked(context: ReadContext) -> list[Note]:
+    from hippo_core.notes.links import find_links
+
+    notes = context.workspace.notes
+    found: set[str] = set()
+    for view in context.sessions:
+        handoff = view.record.get("handoff")
+        if view.ended_here and isinstance(handoff, str):
+            for target in find_links(handoff):
+                path = notes.resolve(target)
+                if path is not None:
+                    found.add(path)
+    return [notes.by_path[path] for path in sorted(found)]
+
+
+def _note_item(workspace: Workspace, note: Note) -> Item | None:
+    from hippo_core.notes.edit import note_digest
+
+    try:
+        raw = (workspace.notes_dir / note.path).read_bytes()
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    block = f"### Note `{note.path}`\n" + fence(text, "markdown")
+    return Item(f"note {note.path}", block, note=note.path, digest=note_digest(raw))
+
+
+class Turns:
+    """Transcript turns of the chunk's sessions. For a per-note pass, the turns that
+    mention the note (title, headings, sources, or the note among their files)."""
+
+    essential = True
+
+    def read(self, context: ReadContext) -> list[Item]:
+        if context.index is None:
+            return []
+        ids = {view.id for view in context.sessions}
+        if context.note is not None:
+            path = context.workspace.notes_dir / context.note.path
+            turns = context.index.mentioning(
+                context.note, path, context.chunk.start, context.chunk.end, ids
+            )
+        else:
+            turns = [
+                turn
+                for view in context.sessions
+                for ordinal in view.ordinals[-3:]
+                if (turn := context.index.turn(view.id, ordinal))
+            ]
+        return [Item(turn.label, turn_block(turn), turns=(turn,)) for turn in turns]
+
+
+def turn_block(turn: TurnText) -> str:
+    """One turn as prompts and the reviewer show it; long texts are cut with a marker."""
+    prompt, _ = cut(turn.prompt)
+    answer, _ = cut(turn.answer)
+    lines = [f"### Session {turn.session}, turn {turn.ordinal} (started {turn.started})"]
+    block = "\n".join(lines) + "\nprompt:\n" + fence(prompt) + "answer:\n" + fence(answer)
+    if turn.tools:
+        shown, _ = cut("\n".join(turn.tools), 2000)
+        block += "tool calls:\n" + fence(shown)
+    if turn.files:
+        block += "files: " + "; ".join(turn.files) + "\n"
+    return block
+
+
+class HumanConfirmed:
+    """Text a person restored by reverting a change, still in the note: shown as true."""
+
+    essential = False
+
+    def read(self, context: ReadContext) -> list[Item]:
+        from hippo_core.dream.receipts import confirmed_texts
+
+        notes = [context.note] if context.note else list(context.workspace.notes)
+        items = []
+        for note in notes:
+            for text, receipt in confirmed_texts(context.workspace, note.path):
+                block = f"- In `{note.path}` (restored by revert {receipt}):\n" + fence(text)
+                items.append(Item(f"confirmed text in {note.path}", block))
+        return items
+
+
+@hookimpl
+def hippo_register_readers(register: Callable[[str, Reader], None]) -> None:
+    register("sessions", Sessions())
+    register("notes", Notes())
+    register("turns", Turns())
+    register("human_confirmed", HumanConfirmed())

@@ -1,0 +1,99 @@
+"""The built-in checks every proposal passes before a reviewer sees it.
+
+In order: the note (a visible ``.md`` file below ``notes_dir`` that went into the prompt),
+the evidence (each turn exists in the index), the kind's own checks, and text humans
+confirmed by reverting (never changed again, the same change never made again). The chain
+stops at the first check that fails: later checks need what earlier ones establish.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+from hippo_core.dream.model import CheckContext, Proposal, Validator
+from hippo_core.plugins import hookimpl
+
+
+class NotePath:
+    name = "note"
+
+    def check(self, proposal: Proposal, context: CheckContext) -> list[str]:
+        note = proposal.note
+        path = PurePosixPath(note)
+        if not note or "\\" in note or "\0" in note:
+            return [f"note {note!r} is not a path below the notes folder"]
+        if path.is_absolute() or ".." in path.parts:
+            return [f"note {note!r} is outside the notes folder"]
+        if any(part.startswith(".") for part in path.parts):
+            return [f"note {note!r} is hidden (a name starts with '.'), so not a note"]
+        if path.suffix != ".md":
+            return [f"note {note!r} is not a .md file"]
+        current = context.workspace.notes_dir
+        for part in path.parts:
+            current = current / part
+            try:
+                mode = current.lstat().st_mode
+            except OSError:
+                return [f"note {note!r} does not exist"]
+            if stat.S_ISLNK(mode):
+                return [f"note {note!r} goes through a symbolic link"]
+        if not stat.S_ISREG(mode):
+            return [f"note {note!r} is not a file"]
+        if note not in context.prompt_notes:
+            return [f"note {note!r} was not in the prompt"]
+        return []
+
+
+class EvidenceExists:
+    name = "evidence"
+
+    def check(self, proposal: Proposal, context: CheckContext) -> list[str]:
+        if not proposal.evidence:
+            return ["evidence is empty: name at least one turn"]
+        return [
+            f"evidence session {e.session} turn {e.ordinal} is not in the index"
+            for e in proposal.evidence
+            if context.turn(e.session, e.ordinal) is None
+        ]
+
+
+class KindChecks:
+    name = "kind"
+
+    def check(self, proposal: Proposal, context: CheckContext) -> list[str]:
+        kind = context.kinds.get(proposal.kind)
+        if kind is None:
+            known = ", ".join(sorted(context.kinds))
+            return [f"kind {proposal.kind!r} is not one of: {known}"]
+        raw = (context.workspace.notes_dir / proposal.note).read_bytes()
+        turns = [context.turn(e.session, e.ordinal) for e in proposal.evidence]
+        return kind.check(proposal, raw, [t for t in turns if t is not None])
+
+
+class HumanConfirmed:
+    name = "human_confirmed"
+
+    def check(self, proposal: Proposal, context: CheckContext) -> list[str]:
+        from hippo_core.dream.receipts import undone_texts
+
+        problems = []
+        text = (context.workspace.notes_dir / proposal.note).read_text(encoding="utf-8")
+        start = text.find(proposal.old) if proposal.old else -1
+        for confirmed, receipt in context.confirmed(proposal.note):
+            at = text.find(confirmed)
+            if start >= 0 and start < at + len(confirmed) and at < start + len(proposal.old):
+                problems.append(f"old changes text a person confirmed by revert {receipt}")
+        for undone, receipt in undone_texts(context.workspace, proposal.note):
+            if " ".join(undone.split()) == " ".join(proposal.new.split()):
+                problems.append(f"the same change was reverted by {receipt}")
+        return problems
+
+
+@hookimpl
+def hippo_register_validators(register: Callable[[Validator], None]) -> None:
+    register(NotePath())
+    register(EvidenceExists())
+    register(KindChecks())
+    register(HumanConfirmed())

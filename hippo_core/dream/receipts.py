@@ -1,0 +1,128 @@
+"""Receipts, proposals and reviews on disk: ``.hippo/receipts/<id>.json`` and friends.
+
+Ids sort by time (``20261130T061502123456Z-a1b2``), so listing a folder lists history.
+Proposals are created once and never overwritten; receipts are rewritten only while the
+change they record is being applied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.atomic import atomic_write
+from hippo_core.errors import HippoError
+
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
+CHANGE, REVERT = "change", "revert"
+
+
+def new_id() -> str:
+    """A fresh id: the UTC time to the microsecond, then four random hex digits."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(2)
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def folder(workspace: Workspace, name: str) -> Path:
+    """``.hippo/<name>/``: ``proposals``, ``receipts``, ``reviews`` or ``snapshots``."""
+    return workspace.hippo_dir / name
+
+
+def dump(record: dict[str, Any]) -> str:
+    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+
+
+def create_once(path: Path, record: dict[str, Any]) -> None:
+    """Write ``path`` whole, refusing to replace a file that exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    atomic_write(tmp, dump(record))
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise HippoError(f"{path} exists already; hippo never overwrites a proposal") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write(path: Path, record: dict[str, Any]) -> None:
+    atomic_write(path, dump(record))
+
+
+def read(path: Path, shown: str) -> dict[str, Any]:
+    """A JSON object from ``path``; anything else is one error naming ``shown``."""
+    try:
+        record = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise HippoError(f"{shown} does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise HippoError(f"{shown}: not readable JSON ({exc})") from None
+    if not isinstance(record, dict):
+        raise HippoError(f"{shown}: a JSON object was expected")
+    return record
+
+
+def all_in(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+    """Every readable JSON object in ``directory``, oldest first (ids sort by time)."""
+    found = []
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        try:
+            record = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict):
+            found.append((path, record))
+    return found
+
+
+def reverts(workspace: Workspace) -> list[dict[str, Any]]:
+    """Every revert receipt of the workspace, oldest first."""
+    directory = folder(workspace, "receipts")
+    try:
+        stamp = directory.stat().st_mtime_ns
+    except FileNotFoundError:
+        return []
+    return _reverts(directory, stamp)
+
+
+@lru_cache(maxsize=8)
+def _reverts(directory: Path, _stamp: int) -> list[dict[str, Any]]:
+    return [record for _path, record in all_in(directory) if record.get("type") == REVERT]
+
+
+def confirmed_texts(workspace: Workspace, note: str) -> list[tuple[str, str]]:
+    """Text a person restored in ``note`` by a revert, still in the note, with the revert's
+    id: verify treats it as true for as long as it stays."""
+    found: list[tuple[str, str]] = []
+    current: str | None = None
+    for record in reverts(workspace):
+        text = record.get("confirmed")
+        if record.get("note") != note or not isinstance(text, str) or not text:
+            continue
+        if current is None:
+            try:
+                current = (workspace.notes_dir / note).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return []
+        if text in current and text not in (t for t, _ in found):
+            found.append((text, str(record.get("id"))))
+    return found
+
+
+def undone_texts(workspace: Workspace, note: str) -> list[tuple[str, str]]:
+    """The new text of every change to ``note`` that a person reverted, with the revert."""
+    return [
+        (str(record["undone"]), str(record.get("id")))
+        for record in reverts(workspace)
+        if record.get("note") == note and isinstance(record.get("undone"), str)
+    ]

@@ -1,0 +1,74 @@
+"""The dream report: ``.hippo/reports/<date>-dream.md``.
+
+Line 1 is ``status: ok`` or ``status: failed``; a failed run has ``error: <text>`` on
+line 2. Then the sections, in this order: Window, Inputs, Omissions, Proposals, Validation
+failures, Verdicts, Applied.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hippo_core.atomic import atomic_write
+from hippo_core.dream.state import DRY_RUN_LINE, next_report, show_time
+
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
+SECTIONS = (
+    "Window",
+    "Inputs",
+    "Omissions",
+    "Proposals",
+    "Validation failures",
+    "Verdicts",
+    "Applied",
+)
+#: Phases whose time the report's Inputs sum up (the dream's own overhead, and the model).
+PHASES = ("search", "rendering", "validation", "writing", "model")
+
+
+@dataclass
+class Report:
+    """Lines gathered during a run, section by section."""
+
+    started: datetime
+    dry_run: bool
+    status: str = "ok"
+    error: str = ""
+    lines: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in SECTIONS})
+    seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def add(self, section: str, line: str) -> None:
+        self.lines[section].append(f"- {line}")
+
+    def fail(self, error: str) -> None:
+        self.status, self.error = "failed", " ".join(error.split())
+
+    def render(self) -> str:
+        head = [f"status: {self.status}"]
+        if self.status == "failed":
+            head.append(f"error: {self.error}")
+        head += ["", f"# Dream report, {show_time(self.started)}"]
+        body = []
+        for section in SECTIONS:
+            lines = list(self.lines[section])
+            if section == "Window" and self.dry_run:
+                lines.insert(0, DRY_RUN_LINE)
+            if section == "Inputs" and self.seconds:
+                lines.append(
+                    "- time: "
+                    + ", ".join(f"{phase} {self.seconds[phase]:.2f} s" for phase in PHASES)
+                )
+            body += ["", f"## {section}", "", *(lines or ["- none"])]
+        return "\n".join(head + body) + "\n"
+
+    def write(self, workspace: Workspace) -> Path:
+        path = next_report(workspace, self.started.strftime("%Y-%m-%d"))
+        atomic_write(path, self.render())
+        return path

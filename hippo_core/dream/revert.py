@@ -1,0 +1,109 @@
+"""``hippo revert RECEIPT``: put a note back as it was before a change, with a receipt.
+
+Refused when the note was edited after the change (``--force`` overrides). The text the
+change replaced is then confirmed by a person: verify sees it as true for as long as it
+stays in the note, and the same change is refused if a model proposes it again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from hippo_core import __version__
+from hippo_core.atomic import atomic_write
+from hippo_core.dream import receipts
+from hippo_core.dream.apply import APPLIED, reconcile
+from hippo_core.dream.model import Event
+from hippo_core.errors import HippoError
+from hippo_core.notes.edit import note_digest
+
+if TYPE_CHECKING:
+    from hippo_core.plugins import Plugins
+    from hippo_core.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Reverted:
+    receipt: Path
+    note: str
+    forced: bool
+
+
+def find_receipt(workspace: Workspace, given: str) -> Path:
+    """A receipt by id or by path (``.hippo/receipts/<id>.json``)."""
+    folder = receipts.folder(workspace, "receipts")
+    candidates = [Path(given), folder / given, folder / f"{given}.json"]
+    for candidate in candidates:
+        if candidate.suffix == ".json" and candidate.is_file():
+            return candidate.resolve()
+    raise HippoError(
+        f"no receipt {given!r} in {workspace.relative(folder)}; "
+        "give a receipt id or the path of its .json file"
+    )
+
+
+def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -> Reverted:
+    reconcile(workspace)
+    path = find_receipt(workspace, given)
+    shown = workspace.relative(path)
+    record = receipts.read(path, shown)
+    if record.get("type") == receipts.REVERT:
+        raise HippoError(f"{shown} is a revert receipt; revert the change it undid instead")
+    if record.get("state") != APPLIED:
+        raise HippoError(
+            f"{shown}: its change was not applied ({record.get('state')}); nothing to revert"
+        )
+    receipt_id = str(record.get("id"))
+    for earlier in receipts.reverts(workspace):
+        if earlier.get("reverts") == receipt_id:
+            raise HippoError(f"{shown} was already reverted by receipt {earlier.get('id')}")
+    note = str(record.get("note"))
+    note_path = workspace.notes_dir / note
+    snapshot = workspace.root / str(record.get("snapshot") or "")
+    if not record.get("snapshot") or not snapshot.is_file():
+        raise HippoError(
+            f"{shown}: the snapshot {record.get('snapshot')} is not on this machine "
+            "(snapshots stay where the change was dreamed); use git to undo the change here"
+        )
+    try:
+        current = note_path.read_bytes()
+    except FileNotFoundError:
+        current = b""
+    if note_digest(current) != record.get("after") and not force:
+        raise HippoError(
+            f"{workspace.relative(note_path)} was edited after the change of {shown}; "
+            "reverting would lose those edits: pass --force to revert anyway"
+        )
+    previous = snapshot.read_bytes()
+    proposal = _proposal(workspace, record)
+    revert_id = receipts.new_id()
+    atomic_write(note_path, previous)
+    out = receipts.folder(workspace, "receipts") / f"{revert_id}.json"
+    receipts.write(
+        out,
+        {
+            "id": revert_id,
+            "type": receipts.REVERT,
+            "reverts": receipt_id,
+            "note": note,
+            "before": note_digest(current),
+            "after": note_digest(previous),
+            "forced": force and note_digest(current) != record.get("after"),
+            "confirmed": proposal.get("old", "") if proposal.get("kind") == "replace" else "",
+            "undone": proposal.get("new", ""),
+            "applied": receipts.now(),
+            "invocation": {"hippo": __version__, "command": "hippo revert"},
+        },
+    )
+    plugins.event(workspace, Event("reverted", {"receipt": str(out), "note": note}))
+    return Reverted(out, note, force)
+
+
+def _proposal(workspace: Workspace, record: dict[str, object]) -> dict[str, object]:
+    path = workspace.root / str(record.get("proposal"))
+    try:
+        return receipts.read(path, workspace.relative(path))
+    except HippoError:
+        return {}

@@ -1,0 +1,79 @@
+"""What the reviewer is shown, and how its reply becomes a verdict.
+
+The reviewer sees the note, the change and the evidence turns; never the proposing run's
+reasoning or the proposal's ``reason``. Its reply must be exactly one JSON object,
+``{"verdict": "confirm"|"reject", "notes": "..."}``: anything else is a rejection.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hippo_core.dream.blocks import fence
+from hippo_core.dream.model import ReviewRequest, Verdict
+
+VERDICTS = ("confirm", "reject")
+
+
+def review_prompt(request: ReviewRequest) -> str:
+    """The reviewer's input: the note in full, the change, and each evidence turn."""
+    from hippo_core.builtins.readers import turn_block
+
+    proposal = request.proposal
+    parts = [
+        f"## The note `{request.note_path}`\n\n" + fence(request.note_text, "markdown"),
+        f"## The proposed change\n\nkind: {proposal.kind}\n",
+    ]
+    if proposal.old:
+        parts.append(
+            "old (the text to be replaced, exactly as in the note):\n" + fence(proposal.old)
+        )
+    label = "new (the text that replaces old):" if proposal.old else "new (the text added):"
+    parts.append(f"{label}\n" + fence(proposal.new))
+    for key, value in proposal.extra.items():
+        parts.append(f"{key}:\n" + fence(value if isinstance(value, str) else json.dumps(value)))
+    turns = "\n".join(turn_block(turn) for turn in request.evidence) or "(none found)\n"
+    parts.append("## The evidence turns\n\n" + turns)
+    parts.append(
+        '## Your reply\n\nReply with exactly one JSON object: {"verdict": "confirm" or '
+        '"reject", "notes": "..."}.\n'
+    )
+    return "\n".join(parts)
+
+
+def parse_verdict(text: str) -> tuple[str, str, str]:
+    """``(verdict, notes, problem)``; a reply that is not the one object is a rejection."""
+    stripped = text.strip()
+    try:
+        value: Any = json.loads(stripped)
+    except ValueError:
+        return "reject", "", f"the reply is not one JSON object: {_preview(stripped)}"
+    if not isinstance(value, dict):
+        return "reject", "", f"the reply is JSON {type(value).__name__}, not one object"
+    if set(value) != {"verdict", "notes"}:
+        keys = ", ".join(sorted(map(str, value))) or "none"
+        return "reject", "", f"the reply's keys are {keys}; verdict and notes were asked for"
+    verdict, notes = value["verdict"], value["notes"]
+    if verdict not in VERDICTS or not isinstance(notes, str):
+        return "reject", "", f"verdict {verdict!r} is not confirm or reject, or notes not text"
+    return verdict, notes, ""
+
+
+def _preview(text: str) -> str:
+    line = " ".join(text.split()) or "(empty)"
+    return repr(line if len(line) <= 80 else line[:77] + "...")
+
+
+def verdict_record(proposal_id: str, verdict: Verdict, persona: str, at: str) -> dict[str, Any]:
+    """``.hippo/reviews/<proposal id>.json``."""
+    return {
+        "proposal": proposal_id,
+        "reviewer": verdict.reviewer,
+        "persona": persona,
+        "verdict": verdict.verdict,
+        "notes": verdict.notes,
+        "problem": verdict.problem,
+        "call": verdict.call.as_dict() if verdict.call else None,
+        "at": at,
+    }

@@ -1,0 +1,228 @@
+"""``hippo dream``: one run over the window, chunk by chunk, pass by pass, unit by unit.
+
+ingest new transcripts; take the workspace's dream lock
+for each chunk of the window (24 hours at most, from last_success):
+  for each pass (sorted <pack>/<name>) that no plugin gates off:
+    for each unit (a note when per_note, else the chunk):
+      inputs = the readers, fitted to the input budget (omissions recorded)
+      prompt = the pass's prompt rendered with them
+      reply  = the model's answer                 (a dry run stops before this)
+      each proposal: checked -> written once -> reviewed -> receipt (and applied)
+  last_success = the chunk's end
+write the report
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.dream import state as dream_state
+from hippo_core.dream.model import Chunk, Event, ModelBackend, Pass, SessionView
+from hippo_core.dream.packs import PackError
+from hippo_core.dream.report import Report
+from hippo_core.dream.unit import UnitRunner
+from hippo_core.errors import HippoError, UsageError
+
+if TYPE_CHECKING:
+    from hippo_core.dream.turns import TurnIndex
+    from hippo_core.plugins import Plugins
+    from hippo_core.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Options:
+    only: str | None = None
+    dry_run: bool = False
+    since: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    report: Path
+    status: str
+    error: str
+
+
+@contextmanager
+def dream_lock(workspace: Workspace) -> Iterator[None]:
+    """Hold ``.hippo/dream.lock``; a second dream in the same workspace is refused."""
+    from hippo_core.locks import file_lock
+
+    path = workspace.hippo_dir / "dream.lock"
+    with file_lock(path, wait=0) as handle:
+        if handle is None:
+            raise HippoError(
+                f"another hippo dream is running in this workspace ({workspace.relative(path)} "
+                "is held); try again when it has finished"
+            )
+        yield
+
+
+def dream(workspace: Workspace, options: Options, say: Callable[[str], None]) -> Outcome:
+    """Run the dream; the report is written whatever happens, and its path returned."""
+    from hippo_core.plugins import load_plugins
+
+    with dream_lock(workspace):
+        plugins = load_plugins()
+        report = Report(datetime.now(UTC), options.dry_run)
+        try:
+            _run(workspace, plugins, options, report, say)
+        except UsageError:
+            raise
+        except HippoError as exc:
+            shown = exc.shown_in(workspace) if isinstance(exc, PackError) else exc
+            report.fail(str(shown))
+        except BaseException as exc:
+            report.fail(f"{type(exc).__name__}: {exc}")
+            _finish(workspace, plugins, options, report)
+            raise
+        path = _finish(workspace, plugins, options, report)
+    return Outcome(path, report.status, report.error)
+
+
+def _finish(workspace: Workspace, plugins: Plugins, options: Options, report: Report) -> Path:
+    path = report.write(workspace)
+    if not options.dry_run:
+        state = dream_state.read_state(workspace)
+        state["last_run"] = {
+            "at": dream_state.show_time(report.started),
+            "status": report.status,
+            "report": workspace.relative(path),
+        }
+        dream_state.write_state(workspace, state)
+    plugins.event(
+        workspace, Event("dream-finished", {"status": report.status, "report": str(path)})
+    )
+    return path
+
+
+def _run(
+    workspace: Workspace,
+    plugins: Plugins,
+    options: Options,
+    report: Report,
+    say: Callable[[str], None],
+) -> None:
+    from hippo_core.dream.apply import reconcile
+    from hippo_core.dream.packs import load_passes
+    from hippo_core.dream.turns import TurnIndex
+    from hippo_core.home import index_path
+    from hippo_core.index.derived import write_derived
+    from hippo_core.index.ingest import ingest
+
+    passes = load_passes(workspace, plugins, only=options.only)
+    backend = None if options.dry_run else _backend(workspace, plugins)
+    extra = {
+        tool: tuple(str(workspace.root / Path(folder).expanduser()) for folder in folders)
+        for tool, folders in workspace.settings.transcript_dirs.items()
+    }
+    summary = ingest(extra_dirs=extra, say=say)
+    records = write_derived(index_path(), workspace)
+    written = f"{records} session record{'' if records == 1 else 's'} written"
+    report.add("Inputs", f"ingest: {summary.line()}; {written}")
+    if not options.dry_run:
+        for receipt, settled in reconcile(workspace):
+            report.add("Applied", f"`{receipt}`: left by an interrupted run, now {settled}")
+    index = TurnIndex.open(index_path())
+    now = datetime.now(UTC)
+    saved = dream_state.parse_time(dream_state.read_state(workspace).get("last_success"))
+    start = options.since or saved or now - dream_state.CHUNK
+    pieces = dream_state.chunks(start, now)
+    report.add(
+        "Window",
+        f"from {dream_state.show_time(start)} to {dream_state.show_time(now)}: "
+        f"{len(pieces)} chunk{'s' if len(pieces) != 1 else ''} of at most 24 hours",
+    )
+    report.add("Window", "passes: " + (", ".join(p.key for p in passes) or "none"))
+    views = _Sessions(workspace, index)
+    for number, (chunk_start, chunk_end) in enumerate(pieces):
+        chunk = Chunk(chunk_start, chunk_end)
+        try:
+            _chunk(workspace, plugins, passes, chunk, views, index, backend, report)
+        except HippoError:
+            report.add("Window", f"chunk {chunk.label()}: failed")
+            for later in pieces[number + 1 :]:
+                report.add("Window", f"chunk {Chunk(*later).label()}: not run")
+            raise
+        if not options.dry_run:
+            state = dream_state.read_state(workspace)
+            state["last_success"] = dream_state.show_time(chunk.end)
+            dream_state.write_state(workspace, state)
+
+
+def _backend(workspace: Workspace, plugins: Plugins) -> ModelBackend:
+    name = workspace.settings.model_backend
+    factories = plugins.backends()
+    if name not in factories:
+        known = ", ".join(sorted(factories))
+        raise HippoError(
+            f".hippo/settings.toml: model_backend {name!r} is not a backend here; "
+            f"use one of: {known}"
+        )
+    return factories[name](workspace)
+
+
+def _chunk(
+    workspace: Workspace,
+    plugins: Plugins,
+    passes: list[Pass],
+    chunk: Chunk,
+    views: _Sessions,
+    index: TurnIndex | None,
+    backend: ModelBackend | None,
+    report: Report,
+) -> None:
+    sessions = views.overlapping(chunk)
+    plugins.event(workspace, Event("chunk-started", {"chunk": chunk.label()}))
+    calls_before = report.counts["calls"] + report.counts["would call"]
+    for pass_ in passes:
+        if not sessions:
+            continue
+        runner = UnitRunner(workspace, plugins, pass_, chunk, sessions, index, backend, report)
+        for note in list(workspace.notes) if pass_.per_note else [None]:
+            runner.run(note)
+        runner.summarise()
+    calls = report.counts["calls"] + report.counts["would call"] - calls_before
+    detail = f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}"
+    detail += f", {calls} model call{'s' if calls != 1 else ''}" if sessions else " (no model call)"
+    report.add("Window", f"chunk {chunk.label()}: done, {detail}")
+    plugins.event(workspace, Event("chunk-done", {"chunk": chunk.label()}))
+
+
+class _Sessions:
+    """The workspace's session records with their spans in the index, read once a run."""
+
+    def __init__(self, workspace: Workspace, index: TurnIndex | None) -> None:
+        from hippo_core.sessions import all_records
+
+        started = time.perf_counter()
+        records = all_records(workspace)
+        spans = index.sessions(r["id"] for r in records) if index else {}
+        self.views: list[
+            tuple[datetime | None, datetime | None, dict[str, Any], tuple[int, ...]]
+        ] = []
+        for record in records:
+            first, last, ordinals = spans.get(record["id"], (None, None, []))
+            begin = dream_state.parse_time(record.get("started")) or dream_state.parse_time(first)
+            ended = dream_state.parse_time(record.get("ended"))
+            times = [t for t in (begin, ended, dream_state.parse_time(last)) if t]
+            self.views.append((begin, max(times, default=None), record, tuple(ordinals)))
+        self.seconds = time.perf_counter() - started
+
+    def overlapping(self, chunk: Chunk) -> list[SessionView]:
+        """Sessions active during the chunk; a handoff belongs to the chunk it ended in."""
+        found = []
+        for begin, last, record, ordinals in self.views:
+            begin = begin or last
+            if begin is None or last is None or begin >= chunk.end or last < chunk.start:
+                continue
+            ended = dream_state.parse_time(record.get("ended"))
+            here = ended is not None and chunk.start <= ended < chunk.end
+            found.append(SessionView(record, ordinals, last, here))
+        return found

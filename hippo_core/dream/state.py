@@ -1,0 +1,125 @@
+"""Where dreaming stands: ``.hippo/dream-state.json`` and the reports' names and first lines.
+
+Light on purpose: ``hippo context`` reads it for its warning line on every session start.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.atomic import atomic_write
+
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
+STATE_FILE = "dream-state.json"
+CHUNK = timedelta(hours=24)
+STALE = timedelta(hours=36)
+#: The line a dry run's report carries in its Window section (DESIGN decision 8).
+DRY_RUN_LINE = "- dry run: nothing was written but this report"
+_REPORT = re.compile(r"(\d{4}-\d{2}-\d{2})(?:-(\d+))?-dream\.md")
+
+
+def parse_time(value: object) -> datetime | None:
+    """An ISO time as hippo writes it (``Z`` or an offset), in UTC; None when unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def show_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def state_path(workspace: Workspace) -> Path:
+    return workspace.hippo_dir / STATE_FILE
+
+
+def read_state(workspace: Workspace) -> dict[str, Any]:
+    """The dream state; an unreadable file counts as none (the next run starts afresh)."""
+    try:
+        state = json.loads(state_path(workspace).read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+def write_state(workspace: Workspace, state: dict[str, Any]) -> None:
+    atomic_write(state_path(workspace), json.dumps(state, indent=2) + "\n")
+
+
+def chunks(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
+    """``[start, end)`` in pieces of at most 24 hours."""
+    pieces = []
+    while start < end:
+        pieces.append((start, min(start + CHUNK, end)))
+        start += CHUNK
+    return pieces
+
+
+def reports(workspace: Workspace) -> list[Path]:
+    """The dream reports, oldest first: by date, then by their ``-2-``, ``-3-`` number."""
+    folder = workspace.hippo_dir / "reports"
+    try:
+        names = [(m, name) for name in _names(folder) if (m := _REPORT.fullmatch(name))]
+    except OSError:
+        return []
+    names.sort(key=lambda pair: (pair[0].group(1), int(pair[0].group(2) or 1)))
+    return [folder / name for _match, name in names]
+
+
+def _names(folder: Path) -> list[str]:
+    import os
+
+    return os.listdir(folder) if folder.is_dir() else []
+
+
+def report_head(path: Path) -> tuple[str, bool]:
+    """A report's status (``ok``/``failed``) and whether it is a dry run's."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return "", False
+    lines = head.splitlines()
+    status = lines[0].removeprefix("status: ").strip() if lines else ""
+    return status, DRY_RUN_LINE in lines
+
+
+def next_report(workspace: Workspace, day: str) -> Path:
+    """Where a run on ``day`` writes its report: ``<day>-dream.md`` if free or a dry run's,
+    else the first free ``<day>-<n>-dream.md``. A real run's report is never replaced."""
+    folder = workspace.hippo_dir / "reports"
+    first = folder / f"{day}-dream.md"
+    if not first.exists() or report_head(first)[1]:
+        return first
+    n = 2
+    while (folder / f"{day}-{n}-dream.md").exists():
+        n += 1
+    return folder / f"{day}-{n}-dream.md"
+
+
+def warnings(workspace: Workspace, now: datetime | None = None) -> list[str]:
+    """The warning lines of the context block: none before any report exists."""
+    found = reports(workspace)
+    if not found:
+        return []
+    real = [status for status, dry in map(report_head, reversed(found)) if not dry]
+    if not real:
+        return ["warning: no dreaming run recorded"]
+    lines = []
+    success = parse_time(read_state(workspace).get("last_success"))
+    now = now or datetime.now(UTC)
+    if success is not None and now - success > STALE:
+        lines.append(f"warning: last dreaming success {show_time(success)} (older than 36 hours)")
+    if real[0] == "failed":
+        lines.append("warning: last dreaming run failed")
+    return lines

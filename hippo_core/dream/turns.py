@@ -1,0 +1,139 @@
+"""The transcript index as dreaming reads it: turns that mention a note, single turns
+looked up as evidence, and each session's span and turn ordinals."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.dream.model import TurnText
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from hippo_core.notes.note import Note
+
+#: At most this many turns mention one note in one prompt (best matches first).
+MAX_TURNS = 40
+_WORDS = re.compile(r"[^\W_]+")
+_KINDS = {"r": "read", "e": "edited", "c": "cited"}
+
+
+def bound(moment: datetime) -> str:
+    """A chunk bound as the index's ISO times compare against it (any precision, ``Z``)."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _phrase(text: str) -> str | None:
+    words = _WORDS.findall(text)
+    return '"' + " ".join(words) + '"' if words else None
+
+
+class TurnIndex:
+    """Read-only queries over ``$HIPPO_HOME/index.sqlite`` (through SQLAlchemy)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    @classmethod
+    def open(cls, path: Path) -> TurnIndex | None:
+        """The index at ``path``; None when there is none yet (nothing was ingested)."""
+        from hippo_core.index.db import open_for_reading
+
+        return cls(open_for_reading(path)) if path.exists() else None
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        from sqlalchemy import text
+
+        with self.engine.connect() as conn:
+            return list(conn.execute(text(sql), params).all())
+
+    def _texts(self, rows: Iterable[Any]) -> list[TurnText]:
+        rows = list(rows)
+        files: dict[int, list[str]] = {}
+        if rows:
+            ids = ",".join(str(int(r.id)) for r in rows)
+            for row in self._rows(
+                f"SELECT turn, kind, path FROM touched WHERE turn IN ({ids}) ORDER BY rowid", {}
+            ):
+                files.setdefault(row.turn, []).append(
+                    f"{_KINDS.get(row.kind, row.kind)} {row.path}"
+                )
+        return [
+            TurnText(
+                session=r.session,
+                ordinal=r.ordinal,
+                started=r.started,
+                prompt=r.prompt,
+                answer=r.answer,
+                tools=tuple(json.loads(r.tools or "[]")),
+                files=tuple(files.get(r.id, ())),
+            )
+            for r in rows
+        ]
+
+    def mentioning(
+        self, note: Note, note_file: Path, start: datetime, end: datetime, sessions: set[str]
+    ) -> list[TurnText]:
+        """Turns of ``sessions`` in ``[start, end)`` that mention the note: its title, a
+        heading or a source in their text, or the note (or a source) among their files.
+
+        Best matches first, at most :data:`MAX_TURNS`.
+        """
+        phrases = [_phrase(text) for text in (note.title, *note.headings)]
+        sources = list(note.meta.sources or ())
+        phrases += [_phrase(source) for source in sources]
+        query = " OR ".join(dict.fromkeys(p for p in phrases if p))
+        window = {"start": bound(start), "end": bound(end)}
+        found: dict[int, Any] = {}
+        if query:
+            for row in self._rows(
+                "SELECT t.* FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid "
+                "WHERE turns_fts MATCH :query AND t.started >= :start AND t.started < :end "
+                "ORDER BY bm25(turns_fts), t.started DESC LIMIT 500",
+                {"query": query, **window},
+            ):
+                found.setdefault(row.id, row)
+        paths = [str(note_file)] + [f"%/{s.lstrip('./')}" for s in sources]
+        for pattern in paths:
+            op = "LIKE" if pattern.startswith("%") else "="
+            for row in self._rows(
+                "SELECT t.* FROM touched x JOIN turns t ON t.id = x.turn "
+                f"WHERE x.path {op} :path AND t.started >= :start AND t.started < :end "
+                "ORDER BY t.started DESC LIMIT 500",
+                {"path": pattern, **window},
+            ):
+                found.setdefault(row.id, row)
+        ours = [row for row in found.values() if row.session in sessions]
+        return self._texts(ours[:MAX_TURNS])
+
+    def turn(self, session: str, ordinal: int) -> TurnText | None:
+        """The turn ``ordinal`` of ``session``, or None when the index has no such turn."""
+        rows = self._rows(
+            "SELECT * FROM turns WHERE session = :session AND ordinal = :ordinal",
+            {"session": session, "ordinal": ordinal},
+        )
+        return self._texts(rows)[0] if rows else None
+
+    def sessions(self, ids: Iterable[str]) -> dict[str, tuple[str | None, str | None, list[int]]]:
+        """For each indexed session of ``ids``: its first and last turn times and ordinals."""
+        wanted = set(ids)
+        spans: dict[str, tuple[str | None, str | None, list[int]]] = {}
+        for row in self._rows(
+            "SELECT session, ordinal, started, ended FROM turns ORDER BY session, ordinal", {}
+        ):
+            if row.session not in wanted:
+                continue
+            first, last, ordinals = spans.get(row.session, (None, None, []))
+            ordinals.append(row.ordinal)
+            moment = row.ended or row.started
+            spans[row.session] = (
+                first or row.started,
+                max(filter(None, (last, moment)), default=None),
+                ordinals,
+            )
+        return spans

@@ -1,0 +1,335 @@
+"""One pass over one unit of a chunk (a note, or the whole chunk): inputs, prompt, model,
+proposals, checks, review, receipts. Times go to the report by phase."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.dream import receipts
+from hippo_core.dream.model import (
+    CheckContext,
+    Chunk,
+    Event,
+    Item,
+    ModelBackend,
+    Pass,
+    Proposal,
+    ReadContext,
+    ReviewRequest,
+    SessionView,
+    TurnText,
+    Verdict,
+)
+from hippo_core.dream.report import Report
+
+if TYPE_CHECKING:
+    from hippo_core.dream.turns import TurnIndex
+    from hippo_core.notes.note import Note
+    from hippo_core.plugins import Plugins
+    from hippo_core.workspace import Workspace
+
+NONE_TEXT = "(none)\n"
+
+
+class UnitRunner:
+    def __init__(
+        self,
+        workspace: Workspace,
+        plugins: Plugins,
+        pass_: Pass,
+        chunk: Chunk,
+        sessions: list[SessionView],
+        index: TurnIndex | None,
+        backend: ModelBackend | None,
+        report: Report,
+    ) -> None:
+        self.workspace, self.plugins, self.pass_ = workspace, plugins, pass_
+        self.chunk, self.sessions, self.index = chunk, sessions, index
+        self.backend, self.report = backend, report
+        all_readers = plugins.readers()
+        self.readers = {name: all_readers[name] for name in pass_.reads}
+        self.cache: dict[str, list[Item]] = {}
+        self.idle: Counter[str] = Counter()
+        self.turns: dict[tuple[str, int], TurnText | None] = {}
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.report.seconds[name] = self.report.seconds.get(name, 0.0) + (
+                time.perf_counter() - started
+            )
+
+    def where(self, note: Note | None) -> str:
+        unit = f", note `{note.path}`" if note else ""
+        return f"{self.chunk.label()}, {self.pass_.key}{unit}"
+
+    # -- inputs and prompt ---------------------------------------------------------------
+
+    def _read(self, note: Note | None) -> dict[str, list[Item]] | None:
+        """Every reader's items; None as soon as an essential reader has nothing."""
+        context = ReadContext(
+            self.workspace, self.pass_, self.chunk, note, self.sessions, self.index
+        )
+        items: dict[str, list[Item]] = {}
+        # Readers that do not depend on the note are read once per chunk.
+        for name in sorted(
+            self.readers, key=lambda n: getattr(self.readers[n], "per_chunk", False)
+        ):
+            reader = self.readers[name]
+            if getattr(reader, "per_chunk", False) and name in self.cache:
+                found = self.cache[name]
+            else:
+                found = reader.read(context)
+                if getattr(reader, "per_chunk", False):
+                    self.cache[name] = found
+            if reader.essential and not found:
+                self.idle[f"no {name}"] += 1
+                return None
+            items[name] = found
+        return items
+
+    def _fit(
+        self, items: dict[str, list[Item]], note: Note | None
+    ) -> tuple[str, list[Item]] | None:
+        from hippo_core.dream.render import render_prompt
+
+        base = len(render_prompt(self.pass_, {name: "" for name in self.readers}).encode("utf-8"))
+        room = self.pass_.input_budget_bytes - base
+        order = sorted(items, key=lambda n: not any(i.note for i in items[n]))
+        texts: dict[str, str] = {}
+        kept_all: list[Item] = []
+        for name in order:
+            kept, left = [], []
+            for item in items[name]:
+                if item.size + 1 <= room:
+                    kept.append(item)
+                    room -= item.size + 1
+                else:
+                    left.append(item)
+            if left:
+                self._omit(note, name, left, len(items[name]))
+            if self.readers[name].essential and not kept:
+                self.idle[f"nothing from {name} fits the input budget"] += 1
+                return None
+            texts[name] = "\n".join(i.text for i in kept) if kept else NONE_TEXT
+            kept_all += kept
+        prompt = render_prompt(self.pass_, texts)
+        size = len(prompt.encode("utf-8"))
+        if size > self.pass_.input_budget_bytes:
+            self.report.add(
+                "Omissions",
+                f"{self.where(note)}: the prompt is {size:,} bytes, over the input budget "
+                f"of {self.pass_.input_budget_bytes:,}; not sent",
+            )
+            return None
+        return prompt, kept_all
+
+    def _omit(self, note: Note | None, name: str, left: list[Item], total: int) -> None:
+        size = sum(i.size for i in left)
+        shown = ", ".join(i.label for i in left[:3])
+        more = f" and {len(left) - 3:,} more" if len(left) > 3 else ""
+        self.report.add(
+            "Omissions",
+            f"{self.where(note)}: {name}: {len(left):,} of {total:,} blocks left out "
+            f"({size:,} bytes) to keep within the input budget: {shown}{more}",
+        )
+
+    # -- one unit ------------------------------------------------------------------------
+
+    def run(self, note: Note | None) -> None:
+        with self.phase("search"):
+            items = self._read(note)
+        if items is None:
+            return
+        with self.phase("rendering"):
+            fitted = self._fit(items, note)
+        if fitted is None:
+            return
+        prompt, kept = fitted
+        prompt_notes = {i.note: i.digest or "" for i in kept if i.note}
+        for item in kept:
+            for turn in item.turns:
+                self.turns[(turn.session, turn.ordinal)] = turn
+        size = len(prompt.encode("utf-8"))
+        if self.backend is None:
+            self.report.counts["would call"] += 1
+            self.report.add(
+                "Inputs", f"{self.where(note)}: prompt of {size:,} bytes (dry run: not sent)"
+            )
+            return
+        with self.phase("model"):
+            reply = self.backend.complete(prompt)
+        self.report.counts["calls"] += 1
+        self.report.add(
+            "Inputs",
+            f"{self.where(note)}: prompt of {size:,} bytes; reply {reply.call.bytes_out:,} bytes "
+            f"in {reply.call.seconds:.1f} s",
+        )
+        self._proposals(
+            note,
+            reply.text if not reply.too_large else None,
+            reply.call.as_dict(),
+            prompt_notes,
+            size,
+        )
+
+    def _proposals(
+        self,
+        note: Note | None,
+        text: str | None,
+        call: dict[str, Any],
+        prompt_notes: dict[str, str],
+        size: int,
+    ) -> None:
+        from hippo_core.dream.proposals import parse_reply, to_proposals
+
+        where = self.where(note)
+        with self.phase("validation"):
+            elements: list[Any]
+            if text is None:
+                elements, problem = [], "the reply was too large to read"
+            else:
+                elements, problem = parse_reply(text)
+            if problem:
+                self.report.add("Validation failures", f"{where}: {problem}")
+                return
+            kinds = self.plugins.kinds()
+            valid, rejected = to_proposals(
+                elements, pass_key=self.pass_.key, kinds=kinds, ids=receipts.new_id
+            )
+            for bad in rejected:
+                self.report.add(
+                    "Validation failures", f"{where}: reply element {bad.index}: {bad.problem}"
+                )
+            checks = CheckContext(
+                self.workspace,
+                prompt_notes,
+                self._turn,
+                kinds,
+                lambda path: receipts.confirmed_texts(self.workspace, path),
+            )
+            passed = []
+            for proposal in valid:
+                problems = self._check(proposal, checks)
+                if problems:
+                    self.report.add(
+                        "Validation failures",
+                        f"{where}: `{proposal.note}` ({proposal.kind}): " + "; ".join(problems),
+                    )
+                    self.plugins.event(self.workspace, Event("invalid", {"note": proposal.note}))
+                else:
+                    passed.append(proposal)
+        for proposal in passed:
+            self._review(proposal, prompt_notes[proposal.note], call, size)
+
+    def _turn(self, session: str, ordinal: int) -> TurnText | None:
+        key = (session, ordinal)
+        if key not in self.turns:
+            self.turns[key] = self.index.turn(session, ordinal) if self.index else None
+        return self.turns[key]
+
+    def _check(self, proposal: Proposal, checks: CheckContext) -> list[str]:
+        for validator in self.plugins.validators():
+            problems = validator.check(proposal, checks)
+            if problems:
+                return problems
+        return []
+
+    def _review(self, proposal: Proposal, digest: str, call: dict[str, Any], size: int) -> None:
+        from hippo_core.dream.apply import settle
+        from hippo_core.dream.packs import read_persona
+        from hippo_core.dream.review import verdict_record
+
+        workspace = self.workspace
+        with self.phase("writing"):
+            receipts.create_once(
+                receipts.folder(workspace, "proposals") / f"{proposal.id}.json",
+                {
+                    **proposal.as_dict(),
+                    "created": receipts.now(),
+                    "chunk": self.chunk.label(),
+                    "prompt": {"bytes": size, "note_digest": digest},
+                    "proposer": call,
+                    "review": self.pass_.review,
+                    "persona": self.pass_.reviewer,
+                },
+            )
+        self.report.add(
+            "Proposals",
+            f"`{proposal.id}` {proposal.pass_key} {proposal.kind} `{proposal.note}` (evidence: "
+            + ", ".join(f"{e.session} turn {e.ordinal}" for e in proposal.evidence)
+            + ")",
+        )
+        self.plugins.event(workspace, Event("proposal", {"proposal": proposal.id}))
+        note_text = (workspace.notes_dir / proposal.note).read_text(encoding="utf-8")
+        evidence = tuple(t for e in proposal.evidence if (t := self._turn(e.session, e.ordinal)))
+        reviewer = self.plugins.reviewers()[self.pass_.review]
+        request = ReviewRequest(
+            workspace,
+            self.pass_,
+            read_persona(self.pass_),
+            proposal.note,
+            note_text,
+            proposal,
+            evidence,
+            self.backend,
+        )
+        with self.phase("model"):
+            verdict: Verdict = reviewer.review(request)
+        with self.phase("writing"):
+            receipts.write(
+                receipts.folder(workspace, "reviews") / f"{proposal.id}.json",
+                verdict_record(proposal.id, verdict, self.pass_.reviewer, receipts.now()),
+            )
+        shown = (
+            f" ({verdict.problem})"
+            if verdict.problem
+            else (f": {verdict.notes}" if verdict.notes else "")
+        )
+        self.report.add(
+            "Verdicts", f"`{proposal.id}` {verdict.verdict} by {verdict.reviewer}{shown}"
+        )
+        self.plugins.event(
+            workspace, Event("verdict", {"proposal": proposal.id, "verdict": verdict.verdict})
+        )
+        if verdict.verdict == "pending":
+            return
+        invocation = {
+            "command": "hippo dream",
+            "chunk": self.chunk.label(),
+            "prompt_bytes": size,
+            "proposer": call,
+            "reviewer": verdict.call.as_dict() if verdict.call else None,
+        }
+        with self.phase("writing"):
+            settled = settle(
+                workspace,
+                self.plugins,
+                proposal,
+                verdict,
+                prompt_digest=digest,
+                persona=self.pass_.reviewer,
+                invocation=invocation,
+            )
+        line = f"`{proposal.id}` `{proposal.note}`: {settled.state}"
+        if settled.detail and settled.state != "rejected":
+            line += f" ({settled.detail})"
+        line += f"; receipt {workspace.relative(settled.receipt)}"
+        self.report.add("Applied", line)
+
+    def summarise(self) -> None:
+        for why, count in sorted(self.idle.items()):
+            unit = "note" if self.pass_.per_note else "prompt"
+            units = unit if count == 1 else unit + "s"
+            self.report.add(
+                "Inputs",
+                f"{self.chunk.label()}, {self.pass_.key}: {count:,} {units} with {why} "
+                "(no model call)",
+            )

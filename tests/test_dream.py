@@ -1,0 +1,210 @@
+"""``hippo dream`` end to end: a real index, real files, a scripted model program."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.dream_scene import (
+    CONFIRM,
+    PROPOSER,
+    REJECT,
+    TESTING,
+    VERIFY_REVIEWER,
+    Scene,
+    make_scene,
+    replace,
+)
+
+NEW_LINE = "Run the tests with `uv run pytest -q` from the repository root."
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "claude"
+    home.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    return home
+
+
+@pytest.fixture
+def scene(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path, claude_home: Path
+) -> Scene:
+    return make_scene(make_workspace(), hippo, tmp_path, claude_home)
+
+
+def test_a_confirmed_change_is_applied_with_proposal_review_receipt_and_snapshot(scene: Scene):
+    scene.transcript()
+    scene.proposer_replies(replace())
+    run = scene.dream()
+    assert run.code == 0, run.err
+    assert run.out.startswith("dream ok: report .hippo/reports/")
+    assert NEW_LINE in scene.note.read_text()
+    assert TESTING.replace("`make test`", "`uv run pytest -q`") == scene.note.read_text()
+
+    [proposal] = scene.files("proposals")
+    record = json.loads(proposal.read_text())
+    assert record["pass"] == "core/verify" and record["note"] == "Testing.md"
+    review = json.loads((scene.root / ".hippo/reviews" / proposal.name).read_text())
+    assert review["verdict"] == "confirm" and review["reviewer"] == "model"
+    receipt = json.loads((scene.root / ".hippo/receipts" / proposal.name).read_text())
+    assert receipt["state"] == "applied" and receipt["applied"]
+    assert receipt["verdict"] == "confirm" and receipt["reviewer"]["name"] == "model"
+    assert receipt["before"].startswith("sha256:") and receipt["after"] != receipt["before"]
+    assert receipt["invocation"]["command"] == "hippo dream"
+    snapshot = scene.root / receipt["snapshot"]
+    assert snapshot == scene.root / ".hippo/snapshots" / proposal.stem / "Testing.md"
+    assert snapshot.read_text() == TESTING
+
+    lines = scene.report().splitlines()
+    assert lines[0] == "status: ok"
+    headings = [line[3:] for line in lines if line.startswith("## ")]
+    assert headings == [
+        "Window",
+        "Inputs",
+        "Omissions",
+        "Proposals",
+        "Validation failures",
+        "Verdicts",
+        "Applied",
+    ]
+    assert any("applied; receipt .hippo/receipts/" in line for line in scene.section("Applied"))
+    state = json.loads((scene.root / ".hippo/dream-state.json").read_text())
+    assert state["last_success"] and state["last_run"]["status"] == "ok"
+
+
+def test_the_reviewer_sees_persona_note_change_and_evidence_but_never_the_reason(scene: Scene):
+    scene.transcript()
+    scene.proposer_replies(replace())
+    scene.dream()
+    proposer, reviewer = scene.calls()
+    assert not proposer["system"] and PROPOSER in proposer["prompt"]
+    assert "How do we run the Testing suite" in proposer["prompt"]
+    assert reviewer["system"].startswith(VERIFY_REVIEWER)
+    assert "SECRET-REASON" not in reviewer["prompt"] and "SECRET-REASON" not in reviewer["system"]
+    assert TESTING in reviewer["prompt"]
+    assert "`uv run pytest -q`" in reviewer["prompt"]
+    assert "all 214 tests passed" in reviewer["prompt"]
+
+
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        REJECT,
+        "I confirm this change.",
+        '```json\n{"verdict": "confirm", "notes": "ok"}\n```',
+        '{"verdict": "confirm", "notes": "ok"} {"verdict": "confirm", "notes": "ok"}',
+        '{"verdict": "yes", "notes": "ok"}',
+        '{"verdict": "confirm"}',
+        "",
+    ],
+)
+def test_anything_but_one_confirming_object_is_a_rejection(scene: Scene, verdict: str):
+    scene.transcript()
+    scene.proposer_replies(replace(), verdict=verdict)
+    run = scene.dream()
+    assert run.code == 0
+    assert scene.note.read_text() == TESTING
+    [receipt] = scene.files("receipts")
+    record = json.loads(receipt.read_text())
+    assert record["verdict"] == "reject" and record["state"] == "rejected"
+    assert record["applied"] == "" and record["snapshot"] == ""
+    assert not (scene.root / ".hippo/snapshots").exists()
+
+
+def test_an_unreachable_reviewer_fails_the_run_and_keeps_the_window(scene: Scene):
+    scene.transcript()
+    scene.model(
+        {"when": [PROPOSER], "reply": json.dumps([replace()])},
+        {"when": [VERIFY_REVIEWER], "exit": 1, "stderr": "model server is down"},
+    )
+    run = scene.dream()
+    assert run.code == 1
+    assert "model server is down" in run.err
+    lines = scene.report().splitlines()
+    assert lines[0] == "status: failed"
+    assert lines[1].startswith("error: model_command exited with 1")
+    assert scene.note.read_text() == TESTING
+    assert scene.files("receipts") == []
+    state = json.loads((scene.root / ".hippo/dream-state.json").read_text())
+    assert "last_success" not in state and state["last_run"]["status"] == "failed"
+    context = scene.hippo("context", cwd=scene.root)
+    assert context.out.splitlines()[0] == "warning: last dreaming run failed"
+
+
+def test_no_sessions_in_the_window_means_no_model_call(scene: Scene):
+    scene.transcript(hours_ago=30)  # before the first run's 24 hours
+    scene.proposer_replies(replace())
+    run = scene.dream()
+    assert run.code == 0
+    assert scene.calls() == []
+    assert any("0 sessions (no model call)" in line for line in scene.section("Window"))
+
+
+def test_a_dry_run_writes_only_its_report(scene: Scene):
+    scene.transcript()
+    scene.proposer_replies(replace())
+    run = scene.dream("--dry-run")
+    assert run.code == 0
+    assert scene.calls() == []
+    assert scene.note.read_text() == TESTING
+    hippo_dir = scene.root / ".hippo"
+    assert not (hippo_dir / "dream-state.json").exists()
+    for folder in ("proposals", "receipts", "reviews", "snapshots"):
+        assert not (hippo_dir / folder).exists()
+    assert "- dry run: nothing was written but this report" in scene.section("Window")
+    assert any("(dry run: not sent)" in line for line in scene.section("Inputs"))
+    context = scene.hippo("context", cwd=scene.root)
+    assert context.out.splitlines()[0] == "warning: no dreaming run recorded"
+    # A later real run on the same day replaces the dry run's report.
+    [report] = list((hippo_dir / "reports").iterdir())
+    assert scene.dream().code == 0
+    assert [p.name for p in (hippo_dir / "reports").iterdir()] == [report.name]
+    assert scene.report().startswith("status: ok")
+    assert scene.dream().code == 0  # a real run's report is never replaced
+    names = {p.name for p in (hippo_dir / "reports").iterdir()}
+    assert names == {report.name, report.name.replace("-dream.md", "-2-dream.md")}
+
+
+def test_the_next_run_uses_an_edited_prompt(scene: Scene):
+    scene.transcript()
+    scene.proposer_replies()
+    prompt = scene.root / ".hippo/packs/core/prompts/verify.md"
+    prompt.write_text(prompt.read_text() + "\nHOUSE RULE: be brief.\n")
+    assert scene.dream().code == 0
+    [call] = scene.calls()
+    assert "HOUSE RULE: be brief." in call["prompt"]
+
+
+def test_pass_selects_one_pass_and_an_unknown_pass_is_a_usage_error(scene: Scene):
+    scene.transcript()
+    scene.proposer_replies()
+    run = scene.dream("--pass", "consolidate")
+    assert run.code == 0
+    assert "- passes: core/consolidate" in scene.section("Window")
+    run = scene.dream("--pass", "nope")
+    assert run.code == 2
+    assert "no pass named 'nope'" in run.err
+
+
+def test_a_note_edited_while_the_model_thinks_is_left_alone(scene: Scene):
+    scene.transcript()
+    scene.model(
+        {"when": [PROPOSER], "reply": json.dumps([replace()]).replace("SESSION", scene.session)},
+        {
+            "when": [VERIFY_REVIEWER],
+            "reply": CONFIRM,
+            "append_to": [str(scene.note), "A line a person added.\n"],
+        },
+    )
+    assert scene.dream().code == 0
+    assert scene.note.read_text() == TESTING + "A line a person added.\n"
+    [receipt] = scene.files("receipts")
+    record = json.loads(receipt.read_text())
+    assert record["verdict"] == "confirm" and record["state"] == "note changed"
+    assert record["applied"] == "" and record["snapshot"] == ""
+    assert not (scene.root / ".hippo/snapshots").exists()

@@ -1,0 +1,147 @@
+"""Bad model replies and bad proposals: reported under "Validation failures", never
+reviewed, never applied."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HippoRunner, WorkspaceMaker, write_notes
+from tests.dream_scene import PROPOSER, VERIFY_REVIEWER, Scene, make_scene, replace
+
+MB = 1024 * 1024
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "claude"
+    home.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    return home
+
+
+@pytest.fixture
+def scene(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path, claude_home: Path
+) -> Scene:
+    scene = make_scene(make_workspace(), hippo, tmp_path, claude_home)
+    scene.transcript()
+    return scene
+
+
+def failures_after(scene: Scene, reply: str | None = None, **rule: object) -> list[str]:
+    proposer = {"when": [PROPOSER], **({"reply": reply} if reply is not None else {}), **rule}
+    scene.model(proposer, {"when": [VERIFY_REVIEWER], "reply": '{"verdict":"confirm","notes":""}'})
+    run = scene.dream()
+    assert run.code == 0, run.err
+    assert not any(VERIFY_REVIEWER in (c["system"] or "") for c in scene.calls())
+    assert scene.files("proposals") == [] and scene.files("receipts") == []
+    return scene.section("Validation failures")
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("", "the reply is empty"),
+        ("Sure! Here are my thoughts.", "the reply is not JSON (no JSON array found)"),
+        ('[{"note": "Testing.md", "kind": "replace", "old": "Run', "it looks cut off"),
+        ('{"note": "Testing.md"}', "the reply is JSON dict, not the array of proposals"),
+        ("[1]", "reply element 1: a proposal is a JSON object, found int"),
+        ('[{"note": "Testing.md"}]', "reply element 1: missing key 'kind'"),
+        (json.dumps([{**replace(), "notes": "x"}]), "unknown key 'notes' - did you mean 'note'?"),
+        (json.dumps([{**replace(), "evidence": []}]), "evidence: list should have at least 1"),
+        (
+            json.dumps([{**replace(), "evidence": [{"session": "s", "ordinal": "3"}]}]),
+            "evidence.0.ordinal: input should be a valid integer",
+        ),
+    ],
+)
+def test_replies_that_are_not_proposals(scene: Scene, reply: str, expected: str):
+    [failure] = failures_after(scene, reply)
+    assert expected in failure
+
+
+def test_a_50_mb_reply_is_not_read(scene: Scene):
+    [failure] = failures_after(scene, reply_bytes=50 * MB)
+    assert "the reply was too large to read" in failure
+
+
+def test_a_proposal_in_a_code_fence_is_found(scene: Scene):
+    proposals = json.dumps([replace()]).replace("SESSION", scene.session)
+    scene.model(
+        {"when": [PROPOSER], "reply": f"Here you go:\n```json\n{proposals}\n```\n"},
+        {"when": [VERIFY_REVIEWER], "reply": '{"verdict":"confirm","notes":""}'},
+    )
+    assert scene.dream().code == 0
+    assert len(scene.files("receipts")) == 1
+
+
+@pytest.mark.parametrize(
+    ("note", "expected"),
+    [
+        ("/etc/passwd.md", "is outside the notes folder"),
+        ("../outside.md", "is outside the notes folder"),
+        (".hidden/Testing.md", "is hidden"),
+        ("Testing.txt", "is not a .md file"),
+        ("Missing.md", "does not exist"),
+        ("Home.md", "was not in the prompt"),
+        ("Link.md", "goes through a symbolic link"),
+    ],
+)
+def test_proposals_naming_notes_outside_the_prompt(scene: Scene, note: str, expected: str):
+    os.symlink(scene.note, scene.root / "notes" / "Link.md")
+    write_notes(scene.root, {".hidden/Testing.md": "# Hidden\n", "Testing.txt": "x"})
+    [failure] = failures_after(scene, json.dumps([replace(note=note)]))
+    assert expected in failure
+
+
+def test_evidence_that_does_not_exist(scene: Scene):
+    bad = replace(evidence=[{"session": "SESSION", "ordinal": 99}, {"session": "x", "ordinal": 0}])
+    [failure] = failures_after(scene, json.dumps([bad]))
+    assert "turn 99 is not in the index" in failure and "session x turn 0" in failure
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("the", "the uv run pytest -q", "old text found 6 times; it must occur exactly once"),
+        ("Run the tests with `nox`", "Run `uv run pytest -q`", "old text not found"),
+        ("type: policy", "type: uv run pytest -q", "old text lies in the frontmatter"),
+        (
+            "Run the tests with `make test` from the repository root.",
+            "Run the tests with `tox` from the repository root.",
+            "new quotes no evidence turn word for word",
+        ),
+    ],
+)
+def test_replace_checks(scene: Scene, old: str, new: str, expected: str):
+    [failure] = failures_after(scene, json.dumps([replace(old=old, new=new)]))
+    assert expected in failure
+
+
+def test_a_replace_may_not_exceed_half_the_note(scene: Scene):
+    old = scene.note.read_text().split("---\n", 2)[2][:200]
+    [failure] = failures_after(scene, json.dumps([replace(old=old, new=old + " uv run pytest -q")]))
+    assert "more than half the note" in failure
+
+
+def test_an_append_has_an_empty_old(scene: Scene):
+    bad = {**replace(), "kind": "append"}
+    [failure] = failures_after(scene, json.dumps([bad]))
+    assert "an append has an empty old" in failure
+
+
+def test_each_proposal_of_a_reply_is_judged_on_its_own(scene: Scene):
+    good, bad = replace(), replace(old="not in the note")
+    reply = json.dumps([bad, good]).replace("SESSION", scene.session)
+    scene.model(
+        {"when": [PROPOSER], "reply": reply},
+        {"when": [VERIFY_REVIEWER], "reply": '{"verdict":"confirm","notes":""}'},
+    )
+    assert scene.dream().code == 0
+    assert len(scene.files("receipts")) == 1
+    [failure] = scene.section("Validation failures")
+    assert "old text not found" in failure

@@ -1,0 +1,201 @@
+"""The dream over time: the window and its chunks, consolidate, the queue reviewer, the
+lock, the warnings in the context block, and a run that dies half way."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from hippo_core.locks import file_lock
+from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.dream_scene import (
+    CONFIRM,
+    CONSOLIDATE_REVIEWER,
+    CONSOLIDATOR,
+    PROPOSER,
+    TESTING,
+    Scene,
+    make_scene,
+    replace,
+)
+from tests.test_plugins import make_distribution
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "claude"
+    home.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    return home
+
+
+@pytest.fixture
+def scene(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path, claude_home: Path
+) -> Scene:
+    return make_scene(make_workspace(), hippo, tmp_path, claude_home)
+
+
+def stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def set_state(scene: Scene, **values: str) -> None:
+    (scene.root / ".hippo/dream-state.json").write_text(json.dumps(values))
+
+
+def state(scene: Scene) -> dict:
+    return json.loads((scene.root / ".hippo/dream-state.json").read_text())
+
+
+def test_the_window_runs_in_24_hour_chunks_from_the_last_success(scene: Scene):
+    scene.transcript(hours_ago=2)
+    scene.proposer_replies()
+    start = datetime.now(UTC) - timedelta(days=3, hours=1)
+    set_state(scene, last_success=stamp(start))
+    assert scene.dream().code == 0
+    chunks = [line for line in scene.section("Window") if line.startswith("- chunk ")]
+    assert len(chunks) == 4
+    assert chunks[0] == (
+        f"- chunk {stamp(start)} to {stamp(start + timedelta(days=1))}: done, "
+        "0 sessions (no model call)"
+    )
+    # The session ran two hours ago: in the third chunk, which ends an hour ago.
+    assert chunks[2].endswith("done, 1 session, 1 model call")
+    assert chunks[3].endswith("done, 0 sessions (no model call)")
+    assert len(scene.calls()) == 1
+    assert state(scene)["last_success"] > stamp(start + timedelta(days=3))
+
+
+def test_a_failed_chunk_is_retried_by_the_next_run(scene: Scene):
+    scene.transcript(hours_ago=2)
+    scene.model({"when": [PROPOSER], "exit": 2, "stderr": "rate limited"})
+    start = datetime.now(UTC) - timedelta(days=2, hours=1)
+    set_state(scene, last_success=stamp(start))
+    run = scene.dream()
+    assert run.code == 1 and "rate limited" in run.err
+    window = scene.section("Window")
+    assert window[-2].endswith(": failed") and window[-1].endswith(": not run")
+    # The first chunk completed; the second (with the session) failed and stays.
+    assert state(scene)["last_success"] == stamp(start + timedelta(days=1))
+    scene.proposer_replies(replace())
+    assert scene.dream().code == 0
+    assert scene.report().startswith("status: ok")
+    assert "uv run pytest -q" in scene.note.read_text()
+
+
+def test_consolidate_appends_what_a_session_handed_off(scene: Scene):
+    session = scene.transcript(hours_ago=1)
+    hippo, root = scene.hippo, scene.root
+    assert hippo("session", "start", "--id", session, "--tool", "claude-code", cwd=root).code == 0
+    handoff = "Switched the suite to uv; see [[Testing]]."
+    assert hippo("session", "end", "--id", session, "--handoff", handoff, cwd=root).code == 0
+    addition = "- 2026-11-30: The suite runs with `uv run pytest -q`; the Makefile is gone.\n"
+    proposal = {
+        "note": "Testing.md",
+        "kind": "append",
+        "old": "",
+        "new": addition,
+        "reason": "The session switched to uv.",
+        "evidence": [{"session": session, "ordinal": 0}],
+    }
+    scene.model(
+        {"when": [CONSOLIDATOR], "reply": json.dumps([proposal])},
+        {"when": [CONSOLIDATE_REVIEWER], "reply": CONFIRM},
+        {"when": [PROPOSER], "reply": "[]"},
+    )
+    assert scene.dream().code == 0
+    assert scene.note.read_text() == TESTING + addition
+    [consolidate, *_] = scene.calls()
+    assert handoff in consolidate["prompt"] and "### Note `Testing.md`" in consolidate["prompt"]
+
+
+def test_the_queue_reviewer_waits_for_hippo_review(scene: Scene):
+    verify = scene.root / ".hippo/packs/core/passes/verify.toml"
+    verify.write_text(verify.read_text() + 'review = "queue"\n')
+    scene.transcript()
+    scene.proposer_replies(replace())
+    assert scene.dream().code == 0
+    assert scene.note.read_text() == TESTING and scene.files("receipts") == []
+    [proposal] = scene.files("proposals")
+    listed = scene.hippo("review", cwd=scene.root)
+    assert listed.out.split() == [proposal.stem, "core/verify", "replace", "Testing.md"]
+    shown = scene.hippo("review", proposal.stem, cwd=scene.root)
+    assert "+++ new\nRun the tests with `uv run pytest -q`" in shown.out
+    done = scene.hippo("review", proposal.stem, "--confirm", "--notes", "checked", cwd=scene.root)
+    assert done.code == 0 and done.out.startswith("applied: Testing.md; receipt ")
+    assert "uv run pytest -q" in scene.note.read_text()
+    receipt = json.loads((scene.root / ".hippo/receipts" / proposal.name).read_text())
+    assert receipt["reviewer"]["name"] == "queue" and receipt["verdict_notes"] == "checked"
+    again = scene.hippo("review", proposal.stem, "--reject", cwd=scene.root)
+    assert again.code == 1 and "has a receipt already" in again.err
+    assert scene.hippo("review", cwd=scene.root).err == "no proposal is waiting for a verdict\n"
+
+
+def test_a_second_dream_in_the_same_workspace_is_refused(scene: Scene):
+    with file_lock(scene.root / ".hippo/dream.lock"):
+        run = scene.dream()
+    assert run.code == 1
+    assert "another hippo dream is running in this workspace" in run.err
+
+
+def test_the_warnings_in_the_context_block(scene: Scene):
+    def first_lines() -> list[str]:
+        out = scene.hippo("context", cwd=scene.root).out.splitlines()
+        return [line for line in out if line.startswith("warning:")]
+
+    assert first_lines() == []  # no report yet
+    reports = scene.root / ".hippo/reports"
+    reports.mkdir()
+    old = datetime.now(UTC) - timedelta(hours=40)
+    set_state(scene, last_success=stamp(old))
+    (reports / "2026-11-01-dream.md").write_text("status: ok\n\n## Window\n\n- from ...\n")
+    assert first_lines() == [f"warning: last dreaming success {stamp(old)} (older than 36 hours)"]
+    (reports / "2026-11-02-dream.md").write_text("status: failed\nerror: x\n")
+    assert first_lines() == [
+        f"warning: last dreaming success {stamp(old)} (older than 36 hours)",
+        "warning: last dreaming run failed",
+    ]
+    set_state(scene, last_success=stamp(datetime.now(UTC)))
+    (reports / "2026-11-02-2-dream.md").write_text("status: ok\n")
+    assert first_lines() == []
+
+
+KILLER = """
+import os, signal
+from hippo_core import hookimpl
+
+@hookimpl
+def hippo_event(workspace, event):
+    if event.name == "applying":
+        os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_run_killed_between_snapshot_and_apply(scene: Scene, tmp_path: Path):
+    scene.transcript()
+    scene.proposer_replies(replace())
+    site = tmp_path / "site"
+    site.mkdir()
+    make_distribution(site, "hippo-killer", "hippo_killer", KILLER)
+    env = {**os.environ, "PYTHONPATH": str(site), "HIPPO_LOAD_PLUGINS": "hippo_killer"}
+    killed = subprocess.run(
+        [sys.executable, "-m", "hippo_core", "dream"], cwd=scene.root, env=env, check=False
+    )
+    assert killed.returncode == -9
+    assert scene.note.read_text() == TESTING  # whole: the old note
+    [receipt] = scene.files("receipts")
+    assert json.loads(receipt.read_text())["state"] == "applying"
+    assert scene.hippo("dream", cwd=scene.root).code == 0
+    record = json.loads(receipt.read_text())
+    assert record["state"] == "interrupted" and record["applied"] == ""
+    assert "before the note was written" in record["detail"]
+    assert any(
+        "left by an interrupted run, now interrupted" in line for line in scene.section("Applied")
+    )
