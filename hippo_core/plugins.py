@@ -56,6 +56,7 @@ DEFAULT_PLUGINS = (
     "hippo_core.builtins.backends",
     "hippo_core.builtins.dream_warnings",
     "hippo_core.builtins.dream_log",
+    "hippo_core.builtins.dream_doctor",
 )
 
 log = logging.getLogger("hippo")

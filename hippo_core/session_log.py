@@ -41,15 +41,16 @@ def _turn_counts() -> dict[str, int]:
 
 
 def _changes(workspace: Workspace) -> dict[str, int]:
-    """How many receipts cite each session in their evidence."""
+    """How many applied changes cite each session in their evidence."""
     counts: dict[str, int] = {}
     for path in sorted((workspace.hippo_dir / "receipts").glob("*.json")):
         try:
             receipt = json.loads(path.read_bytes())
         except (OSError, ValueError):
             continue
-        proposal = receipt.get("proposal") if isinstance(receipt, dict) else None
-        evidence = proposal.get("evidence") if isinstance(proposal, dict) else None
+        if not isinstance(receipt, dict) or receipt.get("state") != "applied":
+            continue
+        evidence = receipt.get("evidence")
         cited = {e.get("session") for e in evidence or [] if isinstance(e, dict)}
         for sid in cited:
             if isinstance(sid, str):
@@ -88,7 +89,7 @@ def render(workspace: Workspace) -> tuple[str, int]:
         if notes:
             details.append("notes: " + ", ".join(f"`{n}`" for n in notes))
         if changes.get(sid):
-            details.append(f"{changes[sid]} changes")
+            details.append(f"{changes[sid]} change{'' if changes[sid] == 1 else 's'}")
         lines.append(
             f"- {started} {record.get('tool') or 'unknown'} `{sid}` ({'; '.join(details)}): "
             f"{_outcome(record)}\n"

@@ -208,3 +208,13 @@ def test_a_note_edited_while_the_model_thinks_is_left_alone(scene: Scene):
     assert record["verdict"] == "confirm" and record["state"] == "note changed"
     assert record["applied"] == "" and record["snapshot"] == ""
     assert not (scene.root / ".hippo/snapshots").exists()
+
+
+def test_the_session_log_counts_the_changes_a_session_is_evidence_for(scene: Scene):
+    session = scene.transcript()
+    scene.proposer_replies(replace())
+    assert scene.dream().code == 0
+    assert scene.hippo("log", cwd=scene.root).code == 0
+    log = (scene.root / "notes" / "Session log.md").read_text()
+    [line] = [line for line in log.splitlines() if session in line]
+    assert "1 change)" in line

@@ -139,7 +139,10 @@ def test_the_queue_reviewer_waits_for_hippo_review(scene: Scene):
 
 
 def test_a_second_dream_in_the_same_workspace_is_refused(scene: Scene):
-    with file_lock(scene.root / ".hippo/dream.lock"):
+    from hippo_core.dream.run import dream_lock_path
+    from hippo_core.workspace import Workspace
+
+    with file_lock(dream_lock_path(Workspace.open(scene.root))):
         run = scene.dream()
     assert run.code == 1
     assert "another hippo dream is running in this workspace" in run.err

@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import filecmp
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from .conftest import HippoRunner
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "ledger"
 
 
-def test_the_readme_main_job_on_the_example(tmp_path: Path, hippo: HippoRunner):
+def test_the_readme_main_job_on_the_example(
+    tmp_path: Path, hippo: HippoRunner, monkeypatch: pytest.MonkeyPatch
+):
     root = tmp_path / "ledger"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("cache"))
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("cache", ".demo", "reports"))
     doctor = hippo("doctor", cwd=root)
     assert doctor.code == 0, doctor.out
     assert "dangling link: [[Refund webhooks]]" in doctor.out
@@ -28,3 +36,39 @@ def test_the_readme_main_job_on_the_example(tmp_path: Path, hippo: HippoRunner):
     relevant = lines[lines.index("relevant:") + 1 :]
     assert relevant[0].startswith("- Testing: ")
     assert relevant[-1].startswith("linter: overdue=")
+
+    seeded = subprocess.run(
+        [sys.executable, str(root / "seed.py")], capture_output=True, text=True, check=True
+    )
+    assert seeded.stdout.startswith("wrote 2 sample Claude Code sessions to ")
+    monkeypatch.setenv("HIPPO_HOME", str(root / ".demo" / "home"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root / ".demo" / "claude"))
+    ingest = hippo("ingest", cwd=root)
+    assert ingest.out.startswith("ingested 2 of 2 transcript files, 2 new turns, 2 new sessions")
+    dream = hippo("dream", "--dry-run", cwd=root)
+    assert dream.code == 0, dream.err
+    [report] = (root / ".hippo" / "reports").iterdir()
+    assert dream.out == f"dream ok: report .hippo/reports/{report.name}\n"
+    text = report.read_text()
+    assert "- dry run: nothing was written but this report" in text
+    assert "core/verify, note `Testing.md`: prompt of " in text
+    assert "core/verify, note `Runbooks/Rotate credentials.md`: prompt of " in text
+    assert sorted(os.listdir(root / ".hippo")) == [
+        "cache",
+        "packs",
+        "reports",
+        "sessions",
+        "settings.toml",
+    ]
+
+
+def test_the_example_ships_the_core_pack_as_hippo_init_writes_it():
+    from hippo_core.plugins import load_plugins
+
+    source = load_plugins().packs()["core"].directory
+    shipped = EXAMPLE / ".hippo" / "packs" / "core"
+    names = sorted(
+        p.relative_to(source) for p in source.rglob("*.*") if "__pycache__" not in p.parts
+    )
+    assert names == sorted(p.relative_to(shipped) for p in shipped.rglob("*.*"))
+    assert all(filecmp.cmp(source / name, shipped / name, shallow=False) for name in names)

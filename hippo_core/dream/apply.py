@@ -61,6 +61,7 @@ def settle(
         "pass": proposal.pass_key,
         "note": proposal.note,
         "kind": proposal.kind,
+        "evidence": proposal.as_dict()["evidence"],
         "reviewer": {"name": verdict.reviewer, "persona": persona},
         "verdict": verdict.verdict,
         "verdict_notes": verdict.notes,

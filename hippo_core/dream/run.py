@@ -51,17 +51,30 @@ class Outcome:
 
 @contextmanager
 def dream_lock(workspace: Workspace) -> Iterator[None]:
-    """Hold ``.hippo/dream.lock``; a second dream in the same workspace is refused."""
+    """Hold this workspace's dream lock; a second dream in the same workspace is refused.
+
+    The lock file lives in ``$HIPPO_HOME/locks/``, named for the workspace's folder, so a
+    dream (a dry run too) writes nothing in the workspace but what it reports.
+    """
     from hippo_core.locks import file_lock
 
-    path = workspace.hippo_dir / "dream.lock"
+    path = dream_lock_path(workspace)
     with file_lock(path, wait=0) as handle:
         if handle is None:
             raise HippoError(
-                f"another hippo dream is running in this workspace ({workspace.relative(path)} "
-                "is held); try again when it has finished"
+                f"another hippo dream is running in this workspace ({path} is held); "
+                "try again when it has finished"
             )
         yield
+
+
+def dream_lock_path(workspace: Workspace) -> Path:
+    import hashlib
+
+    from hippo_core.home import hippo_home
+
+    digest = hashlib.sha256(str(workspace.root.resolve()).encode("utf-8")).hexdigest()
+    return hippo_home() / "locks" / f"dream-{digest[:16]}.lock"
 
 
 def dream(workspace: Workspace, options: Options, say: Callable[[str], None]) -> Outcome:
@@ -190,7 +203,12 @@ def _chunk(
         runner.summarise()
     calls = report.counts["calls"] + report.counts["would call"] - calls_before
     detail = f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}"
-    detail += f", {calls} model call{'s' if calls != 1 else ''}" if sessions else " (no model call)"
+    if not calls:
+        detail += " (no model call)"
+    elif backend is None:
+        detail += f", {calls} prompt{'s' if calls != 1 else ''} built (dry run: no model call)"
+    else:
+        detail += f", {calls} model call{'s' if calls != 1 else ''}"
     report.add("Window", f"chunk {chunk.label()}: done, {detail}")
     plugins.event(workspace, Event("chunk-done", {"chunk": chunk.label()}))
 

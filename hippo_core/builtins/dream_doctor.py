@@ -1,0 +1,74 @@
+"""``hippo doctor``'s checks of dreaming: the packs load, a model is configured, the last
+runs went well, and no change was left half applied."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hippo_core.errors import HippoError
+from hippo_core.findings import Finding
+from hippo_core.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
+
+@hookimpl
+def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    from hippo_core.dream.state import warnings
+
+    findings = _packs(workspace) + _model(workspace)
+    findings += [
+        Finding("warning", "dreaming", line.removeprefix("warning: "))
+        for line in warnings(workspace)
+    ]
+    return findings + _half_applied(workspace)
+
+
+def _packs(workspace: Workspace) -> list[Finding]:
+    from hippo_core.dream.packs import PackError, load_passes
+    from hippo_core.plugins import load_plugins
+
+    try:
+        passes = load_passes(workspace, load_plugins())
+    except PackError as exc:
+        return [Finding("error", "packs", str(exc.shown_in(workspace)))]
+    except HippoError as exc:
+        return [Finding("error", "packs", str(exc))]
+    names = ", ".join(p.key for p in passes) or "none"
+    return [Finding("info", "packs", f"passes that dream here: {names}")]
+
+
+def _model(workspace: Workspace) -> list[Finding]:
+    from hippo_core.plugins import load_plugins
+
+    settings = workspace.settings
+    where = workspace.relative(workspace.settings_path)
+    backends = load_plugins().backends()
+    if settings.model_backend not in backends:
+        known = ", ".join(sorted(backends))
+        detail = (
+            f"model_backend {settings.model_backend!r} is not a backend here; use one of: {known}"
+        )
+        return [Finding("error", "model", detail, where)]
+    try:
+        backend = backends[settings.model_backend](workspace)
+    except HippoError as exc:
+        return [Finding("info", "model", f"{exc}; until then only `hippo dream --dry-run` works")]
+    return [Finding("info", "model", f"dreaming asks the {backend.name} backend")]
+
+
+def _half_applied(workspace: Workspace) -> list[Finding]:
+    from hippo_core.dream import receipts
+    from hippo_core.dream.apply import APPLYING
+
+    return [
+        Finding(
+            "warning",
+            "receipts",
+            f"{workspace.relative(path)} was left applying by a run that stopped; the next "
+            "`hippo dream` or `hippo revert` records whether the note changed",
+        )
+        for path, record in receipts.all_in(receipts.folder(workspace, "receipts"))
+        if record.get("state") == APPLYING
+    ]
