@@ -7,11 +7,13 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
+def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` through a temporary file, fsync and rename.
 
     A reader sees the old file or the new one, never a torn mix; a crash leaves at most a
     stray ``.<name>.*.tmp`` file beside it. An existing file keeps its permission bits.
+    ``durable=False`` skips the two fsyncs, for files hippo can derive again (thousands of
+    session records at a first ingest): still whole or absent, perhaps lost to a power cut.
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -21,7 +23,8 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         try:
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
         except FileNotFoundError:
@@ -30,7 +33,8 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
 def _umask() -> int:

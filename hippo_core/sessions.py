@@ -70,9 +70,11 @@ def read_record(workspace: Workspace, raw_id: str) -> dict[str, Any]:
 
 
 def write_record(workspace: Workspace, record: dict[str, Any]) -> Path:
-    """Write ``record`` atomically under its id."""
+    """Write ``record`` atomically under its id (a derived one without fsync: ingest can
+    write it again)."""
     path = record_path(workspace, record["id"])
-    atomic_write(path, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    atomic_write(path, text, durable=record.get("kind") != DERIVED)
     return path
 
 

@@ -218,3 +218,17 @@ def test_the_session_log_counts_the_changes_a_session_is_evidence_for(scene: Sce
     log = (scene.root / "notes" / "Session log.md").read_text()
     [line] = [line for line in log.splitlines() if session in line]
     assert "1 change)" in line
+
+
+def test_the_input_budget_leaves_whole_blocks_out_and_says_so(scene: Scene):
+    for hours in range(1, 13):
+        scene.transcript(hours_ago=hours)
+    scene.proposer_replies()
+    verify = scene.root / ".hippo/packs/core/passes/verify.toml"
+    verify.write_text(verify.read_text().replace("200000", "9000"))
+    assert scene.dream().code == 0
+    [call] = scene.calls()
+    assert len(call["prompt"].encode("utf-8")) <= 9000
+    assert TESTING in call["prompt"]  # the note goes in first, whole
+    [omission] = scene.section("Omissions")
+    assert "note `Testing.md`: turns: " in omission and "blocks left out" in omission

@@ -115,7 +115,6 @@ class CommandBackend:
         return self._run_in(self.cwd, argv, stdin, extra_bytes_in)
 
     def _run_in(self, cwd: Path, argv: tuple[str, ...], stdin: bytes, extra_bytes_in: int) -> Reply:
-        import subprocess
         import threading
 
         started = time.monotonic()
@@ -132,12 +131,14 @@ class CommandBackend:
             for thread in workers.values():
                 thread.daemon = True
                 thread.start()
-            try:
-                code = process.wait(timeout=self.timeout)
-            except subprocess.TimeoutExpired:
-                raise ModelUnreachable(
-                    f"model_command timed out after {self.timeout:g} s"
-                ) from None
+            # Popen.wait(timeout=) polls with sleeps of up to 50 ms; a thread blocked in
+            # wait() wakes the moment the program exits.
+            waiter = threading.Thread(target=process.wait, daemon=True)
+            waiter.start()
+            waiter.join(self.timeout)
+            if waiter.is_alive():
+                raise ModelUnreachable(f"model_command timed out after {self.timeout:g} s")
+            code = process.returncode
             finished = _join(workers.values(), _GRACE)
         finally:
             if not finished:

@@ -20,15 +20,19 @@ if TYPE_CHECKING:
 
 class Sessions:
     """The chunk's sessions: tool, times, task, the ordinals of their turns, and the
-    handoff of each one that ended in the chunk."""
+    handoff of each one that ended in the chunk. For a per-note pass, only the sessions
+    whose turns mention the note."""
 
     essential = True
-    per_chunk = True
 
     def read(self, context: ReadContext) -> list[Item]:
+        views = context.sessions
+        if context.note is not None:
+            wanted = {turn.session for turn in _mentioning(context)}
+            views = [view for view in views if view.id in wanted]
         return [
             Item(f"session {view.id}", _session(view, context))
-            for view in sorted(context.sessions, key=lambda v: str(v.record.get("started")))
+            for view in sorted(views, key=lambda v: str(v.record.get("started")))
         ]
 
 
@@ -100,12 +104,8 @@ class Turns:
     def read(self, context: ReadContext) -> list[Item]:
         if context.index is None:
             return []
-        ids = {view.id for view in context.sessions}
         if context.note is not None:
-            path = context.workspace.notes_dir / context.note.path
-            turns = context.index.mentioning(
-                context.note, path, context.chunk.start, context.chunk.end, ids
-            )
+            turns = _mentioning(context)
         else:
             turns = [
                 turn
@@ -114,6 +114,17 @@ class Turns:
                 if (turn := context.index.turn(view.id, ordinal))
             ]
         return [Item(turn.label, turn_block(turn), turns=(turn,)) for turn in turns]
+
+
+def _mentioning(context: ReadContext) -> list[TurnText]:
+    """The turns of the chunk that mention the per-note pass's note (asked once per note)."""
+    if context.index is None or context.note is None:
+        return []
+    path = context.workspace.notes_dir / context.note.path
+    found: list[TurnText] = context.index.mentioning(
+        context.note, path, context.chunk.start, context.chunk.end, context.session_ids
+    )
+    return found
 
 
 def turn_block(turn: TurnText) -> str:

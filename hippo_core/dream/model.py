@@ -136,6 +136,8 @@ class ReadContext:
     sessions: list[SessionView]
     index: Any
     """A :class:`hippo_core.dream.turns.TurnIndex`, or None when there is no index yet."""
+    session_ids: frozenset[str] = frozenset()
+    """The ids of ``sessions``."""
 
 
 class Reader(Protocol):

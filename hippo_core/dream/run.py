@@ -153,6 +153,23 @@ def _run(
         f"{len(pieces)} chunk{'s' if len(pieces) != 1 else ''} of at most 24 hours",
     )
     report.add("Window", "passes: " + (", ".join(p.key for p in passes) or "none"))
+    try:
+        _chunks(workspace, plugins, passes, pieces, index, backend, report, options)
+    finally:
+        if index is not None:
+            index.close()
+
+
+def _chunks(
+    workspace: Workspace,
+    plugins: Plugins,
+    passes: list[Pass],
+    pieces: list[tuple[datetime, datetime]],
+    index: TurnIndex | None,
+    backend: ModelBackend | None,
+    report: Report,
+    options: Options,
+) -> None:
     views = _Sessions(workspace, index)
     for number, (chunk_start, chunk_end) in enumerate(pieces):
         chunk = Chunk(chunk_start, chunk_end)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from hippo_core.dream.model import TurnText
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
+    from sqlalchemy import Connection, Engine
 
     from hippo_core.notes.note import Note
 
@@ -38,6 +38,14 @@ class TurnIndex:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._conn: Connection | None = None
+        self._last: tuple[tuple[Any, ...], list[TurnText]] | None = None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        self.engine.dispose()
 
     @classmethod
     def open(cls, path: Path) -> TurnIndex | None:
@@ -47,10 +55,12 @@ class TurnIndex:
         return cls(open_for_reading(path)) if path.exists() else None
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
+        # One connection for the whole dream: a connection per query costs its page cache.
         from sqlalchemy import text
 
-        with self.engine.connect() as conn:
-            return list(conn.execute(text(sql), params).all())
+        if self._conn is None:
+            self._conn = self.engine.connect()
+        return list(self._conn.execute(text(sql), params).all())
 
     def _texts(self, rows: Iterable[Any]) -> list[TurnText]:
         rows = list(rows)
@@ -77,13 +87,24 @@ class TurnIndex:
         ]
 
     def mentioning(
-        self, note: Note, note_file: Path, start: datetime, end: datetime, sessions: set[str]
+        self, note: Note, note_file: Path, start: datetime, end: datetime, sessions: frozenset[str]
     ) -> list[TurnText]:
         """Turns of ``sessions`` in ``[start, end)`` that mention the note: its title, a
         heading or a source in their text, or the note (or a source) among their files.
 
-        Best matches first, at most :data:`MAX_TURNS`.
+        Best matches first, at most :data:`MAX_TURNS`. The last answer is kept, since two
+        readers of one prompt ask the same question.
         """
+        key = (note.path, start, end, frozenset(sessions))
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        found = self._mentioning(note, note_file, start, end, sessions)
+        self._last = (key, found)
+        return found
+
+    def _mentioning(
+        self, note: Note, note_file: Path, start: datetime, end: datetime, sessions: frozenset[str]
+    ) -> list[TurnText]:
         phrases = [_phrase(text) for text in (note.title, *note.headings)]
         sources = list(note.meta.sources or ())
         phrases += [_phrase(source) for source in sources]
@@ -102,7 +123,8 @@ class TurnIndex:
         for pattern in paths:
             op = "LIKE" if pattern.startswith("%") else "="
             for row in self._rows(
-                "SELECT t.* FROM touched x JOIN turns t ON t.id = x.turn "
+                # CROSS JOIN keeps SQLite from walking every turn of the window first.
+                "SELECT t.* FROM touched x CROSS JOIN turns t ON t.id = x.turn "
                 f"WHERE x.path {op} :path AND t.started >= :start AND t.started < :end "
                 "ORDER BY t.started DESC LIMIT 500",
                 {"path": pattern, **window},

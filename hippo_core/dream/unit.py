@@ -52,9 +52,9 @@ class UnitRunner:
         self.backend, self.report = backend, report
         all_readers = plugins.readers()
         self.readers = {name: all_readers[name] for name in pass_.reads}
-        self.cache: dict[str, list[Item]] = {}
         self.idle: Counter[str] = Counter()
         self.turns: dict[tuple[str, int], TurnText | None] = {}
+        self.ids = frozenset(view.id for view in sessions)
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -75,20 +75,11 @@ class UnitRunner:
     def _read(self, note: Note | None) -> dict[str, list[Item]] | None:
         """Every reader's items; None as soon as an essential reader has nothing."""
         context = ReadContext(
-            self.workspace, self.pass_, self.chunk, note, self.sessions, self.index
+            self.workspace, self.pass_, self.chunk, note, self.sessions, self.index, self.ids
         )
         items: dict[str, list[Item]] = {}
-        # Readers that do not depend on the note are read once per chunk.
-        for name in sorted(
-            self.readers, key=lambda n: getattr(self.readers[n], "per_chunk", False)
-        ):
-            reader = self.readers[name]
-            if getattr(reader, "per_chunk", False) and name in self.cache:
-                found = self.cache[name]
-            else:
-                found = reader.read(context)
-                if getattr(reader, "per_chunk", False):
-                    self.cache[name] = found
+        for name, reader in self.readers.items():
+            found = reader.read(context)
             if reader.essential and not found:
                 self.idle[f"no {name}"] += 1
                 return None
@@ -100,7 +91,9 @@ class UnitRunner:
     ) -> tuple[str, list[Item]] | None:
         from hippo_core.dream.render import render_prompt
 
-        base = len(render_prompt(self.pass_, {name: "" for name in self.readers}).encode("utf-8"))
+        # Every placeholder starts as "(none)": the text of a reader that keeps nothing.
+        empty = {name: NONE_TEXT for name in self.readers}
+        base = len(render_prompt(self.pass_, empty).encode("utf-8")) - len(NONE_TEXT) * len(empty)
         room = self.pass_.input_budget_bytes - base
         order = sorted(items, key=lambda n: not any(i.note for i in items[n]))
         texts: dict[str, str] = {}
