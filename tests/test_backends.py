@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins.backends import MAX_REPLY_BYTES
+from hippo_core.dream.backends import MAX_REPLY_BYTES
 from hippo_core.dream.model import ModelBackend, ModelUnreachable
 from hippo_core.errors import HippoError
 from hippo_core.plugins import load_plugins

@@ -1,4 +1,5 @@
-"""The agent's hot path stays light: `hippo context` imports no heavy library."""
+"""The agent's hot path stays light: `hippo context` imports no heavy library, and none
+of dreaming (its types alone cost a few milliseconds)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ try:
     main()
 except SystemExit:
     pass
-heavy = sorted(m for m in ("sqlalchemy", "jinja2", "rich", "pydantic") if m in sys.modules)
+watched = ("sqlalchemy", "jinja2", "rich", "pydantic", "hippo_core.dream.model")
+heavy = sorted(m for m in watched if m in sys.modules)
 sys.stderr.write("heavy:" + ",".join(heavy) + "\\n")
 """
 
@@ -40,6 +42,7 @@ def test_context_imports_no_heavy_library(make_workspace: WorkspaceMaker):
     root = make_workspace("budget_bytes = 20000\n")
     first = heavy_modules(root, "context", "--task", "home page")
     assert "sqlalchemy" not in first and "jinja2" not in first and "rich" not in first
+    assert "hippo_core.dream.model" not in first
     # Once the settings were validated, not even pydantic is needed.
     assert heavy_modules(root, "context", "--task", "home page") == []
 

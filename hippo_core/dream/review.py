@@ -18,7 +18,7 @@ VERDICTS = ("confirm", "reject")
 
 def review_prompt(request: ReviewRequest) -> str:
     """The reviewer's input: the note in full, the change, and each evidence turn."""
-    from hippo_core.builtins.readers import turn_block
+    from hippo_core.dream.readers import turn_block
 
     proposal = request.proposal
     parts = [

@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from hippo_core.dream.model import Proposal, ProposalKind, TurnText
+from hippo_core.dream.model import Proposal, TurnText
 from hippo_core.dream.quotes import quotes
 from hippo_core.notes.edit import EditError, append_text, replace_text
-from hippo_core.plugins import hookimpl
 
 QUOTE_RULE = (
     "new quotes no evidence turn word for word: copy at least two words in a row, or one "
@@ -62,9 +59,3 @@ class Append:
 
     def apply(self, proposal: Proposal, note: bytes) -> bytes:
         return append_text(note, proposal.new)
-
-
-@hookimpl
-def hippo_register_kinds(register: Callable[[ProposalKind], None]) -> None:
-    register(Replace())
-    register(Append())

@@ -3,10 +3,7 @@ prompt) and ``queue`` (the verdict waits for ``hippo review``)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from hippo_core.dream.model import Reviewer, ReviewRequest, Verdict
-from hippo_core.plugins import hookimpl
+from hippo_core.dream.model import ReviewRequest, Verdict
 
 
 class ModelReviewer:
@@ -37,9 +34,3 @@ class QueueReviewer:
 
     def review(self, request: ReviewRequest) -> Verdict:
         return Verdict(self.name, "pending")
-
-
-@hookimpl
-def hippo_register_reviewers(register: Callable[[Reviewer], None]) -> None:
-    register(ModelReviewer())
-    register(QueueReviewer())

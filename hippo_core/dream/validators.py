@@ -9,11 +9,9 @@ stops at the first check that fails: later checks need what earlier ones establi
 from __future__ import annotations
 
 import stat
-from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from hippo_core.dream.model import CheckContext, Proposal, Validator
-from hippo_core.plugins import hookimpl
+from hippo_core.dream.model import CheckContext, Proposal
 
 
 class NotePath:
@@ -89,11 +87,3 @@ class HumanConfirmed:
             if " ".join(undone.split()) == " ".join(proposal.new.split()):
                 problems.append(f"the same change was reverted by {receipt}")
         return problems
-
-
-@hookimpl
-def hippo_register_validators(register: Callable[[Validator], None]) -> None:
-    register(NotePath())
-    register(EvidenceExists())
-    register(KindChecks())
-    register(HumanConfirmed())

@@ -22,7 +22,6 @@ from typing import IO, TYPE_CHECKING
 
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
 from hippo_core.errors import HippoError
-from hippo_core.plugins import hookimpl
 
 if TYPE_CHECKING:
     import http.client
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     import urllib.error
     import urllib.request
 
-    from hippo_core.hookspecs import BackendFactory
     from hippo_core.workspace import Workspace
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
@@ -47,12 +45,6 @@ _SHOWN = 200
 _GRACE = 2.0
 """Seconds to wait for a finished program's output pipes to close before killing what
 still holds them (a background child it left behind)."""
-
-
-@hookimpl
-def hippo_register_backends(register: Callable[[str, BackendFactory], None]) -> None:
-    register("command", CommandBackend.from_workspace)
-    register("openai", OpenAIBackend.from_workspace)
 
 
 @dataclass

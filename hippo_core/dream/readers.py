@@ -6,12 +6,10 @@ and records in the report what did not fit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from hippo_core.dream.blocks import cut, fence, ranges
-from hippo_core.dream.model import Item, ReadContext, Reader, SessionView, TurnText
-from hippo_core.plugins import hookimpl
+from hippo_core.dream.model import Item, ReadContext, SessionView, TurnText
 
 if TYPE_CHECKING:
     from hippo_core.notes.note import Note
@@ -156,11 +154,3 @@ class HumanConfirmed:
                 block = f"- In `{note.path}` (restored by revert {receipt}):\n" + fence(text)
                 items.append(Item(f"confirmed text in {note.path}", block))
         return items
-
-
-@hookimpl
-def hippo_register_readers(register: Callable[[str, Reader], None]) -> None:
-    register("sessions", Sessions())
-    register("notes", Notes())
-    register("turns", Turns())
-    register("human_confirmed", HumanConfirmed())

@@ -1,0 +1,61 @@
+"""Dreaming's built-in parts, registered through the same hooks a third party uses: the
+readers, the kinds of change, the checks, the reviewers and the model backends.
+
+The parts live in :mod:`hippo_core.dream` and are imported only when a hook is called,
+so loading this plugin costs nothing on an agent's hot path (``hippo context``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from hippo_core.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from hippo_core.dream.model import ProposalKind, Reader, Reviewer, Validator
+    from hippo_core.hookspecs import BackendFactory
+
+
+@hookimpl
+def hippo_register_readers(register: Callable[[str, Reader], None]) -> None:
+    from hippo_core.dream import readers
+
+    register("sessions", readers.Sessions())
+    register("notes", readers.Notes())
+    register("turns", readers.Turns())
+    register("human_confirmed", readers.HumanConfirmed())
+
+
+@hookimpl
+def hippo_register_kinds(register: Callable[[ProposalKind], None]) -> None:
+    from hippo_core.dream import kinds
+
+    register(kinds.Replace())
+    register(kinds.Append())
+
+
+@hookimpl
+def hippo_register_validators(register: Callable[[Validator], None]) -> None:
+    from hippo_core.dream import validators
+
+    register(validators.NotePath())
+    register(validators.EvidenceExists())
+    register(validators.KindChecks())
+    register(validators.HumanConfirmed())
+
+
+@hookimpl
+def hippo_register_reviewers(register: Callable[[Reviewer], None]) -> None:
+    from hippo_core.dream import reviewers
+
+    register(reviewers.ModelReviewer())
+    register(reviewers.QueueReviewer())
+
+
+@hookimpl
+def hippo_register_backends(register: Callable[[str, BackendFactory], None]) -> None:
+    from hippo_core.dream.backends import CommandBackend, OpenAIBackend
+
+    register("command", CommandBackend.from_workspace)
+    register("openai", OpenAIBackend.from_workspace)
