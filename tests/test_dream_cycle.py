@@ -202,3 +202,74 @@ def test_a_run_killed_between_snapshot_and_apply(scene: Scene, tmp_path: Path):
     assert any(
         "left by an interrupted run, now interrupted" in line for line in scene.section("Applied")
     )
+
+
+def test_a_dream_through_an_openai_compatible_server(scene: Scene):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    session = scene.transcript()
+    proposal = json.dumps([replace()]).replace("SESSION", session)
+    seen: list[dict] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            reviewer = body["messages"][0]["role"] == "system"
+            content = CONFIRM if reviewer else proposal
+            answer = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        settings = scene.root / ".hippo/settings.toml"
+        settings.write_text(
+            'model_backend = "openai"\n[openai]\n'
+            f'url = "http://127.0.0.1:{httpd.server_address[1]}/v1"\nmodel = "local"\n'
+        )
+        run = scene.dream()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    assert run.code == 0, run.err
+    assert "uv run pytest -q" in scene.note.read_text()
+    assert [len(body["messages"]) for body in seen] == [1, 2]
+    assert all(body["model"] == "local" for body in seen)
+    receipt = json.loads(scene.files("receipts")[0].read_text())
+    assert receipt["invocation"]["proposer"]["backend"] == "openai"
+
+
+def test_doctor_reports_on_dreaming(scene: Scene):
+    doctor = scene.hippo("doctor", cwd=scene.root)
+    assert "info: packs: passes that dream here: core/consolidate, core/verify" in doctor.out
+    assert "info: model: no model configured" in doctor.out
+    verify = scene.root / ".hippo/packs/core/passes/verify.toml"
+    verify.write_text(verify.read_text().replace("per_note", "per_nope"))
+    scene.model({"reply": "[]"})
+    doctor = scene.hippo("doctor", cwd=scene.root)
+    assert doctor.code == 1
+    assert (
+        "error: packs: .hippo/packs/core/passes/verify.toml: unknown key 'per_nope' - "
+        "did you mean 'per_note'?"
+    ) in doctor.out
+    assert "info: model: dreaming runs " in doctor.out
+
+
+def test_a_broken_pack_fails_the_run_with_one_line_naming_the_file(scene: Scene):
+    verify = scene.root / ".hippo/packs/core/passes/verify.toml"
+    verify.write_text(verify.read_text().replace('"HIPPO_V1"', '"HIPPO_V2"'))
+    scene.proposer_replies()
+    run = scene.dream()
+    assert run.code == 1
+    expected = '.hippo/packs/core/passes/verify.toml: protocol must be "HIPPO_V1", found "HIPPO_V2"'
+    assert run.err == f"error: {expected}\n"
+    assert scene.report().splitlines()[:2] == ["status: failed", f"error: {expected}"]
+    assert scene.calls() == []

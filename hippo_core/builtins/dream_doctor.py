@@ -52,10 +52,16 @@ def _model(workspace: Workspace) -> list[Finding]:
         )
         return [Finding("error", "model", detail, where)]
     try:
-        backend = backends[settings.model_backend](workspace)
+        backends[settings.model_backend](workspace)
     except HippoError as exc:
         return [Finding("info", "model", f"{exc}; until then only `hippo dream --dry-run` works")]
-    return [Finding("info", "model", f"dreaming asks the {backend.name} backend")]
+    if settings.model_backend == "command":
+        detail = "dreaming runs " + " ".join(settings.model_command)
+    elif settings.model_backend == "openai":
+        detail = f"dreaming asks {settings.openai.model} at {settings.openai.url}"
+    else:
+        detail = f"dreaming asks the {settings.model_backend} backend"
+    return [Finding("info", "model", detail)]
 
 
 def _half_applied(workspace: Workspace) -> list[Finding]:
