@@ -102,6 +102,17 @@ class Workspace:
     def log_path(self) -> Path:
         return self.root / self.settings.effective_log_path
 
+    @property
+    def log_note(self) -> str | None:
+        """The session log as a note path (relative to ``notes_dir``), when it is one.
+
+        Dreaming leaves it alone: ``hippo log`` writes it again from the records.
+        """
+        try:
+            return self.log_path.relative_to(self.notes_dir).as_posix()
+        except ValueError:
+            return None
+
     def local_only(self) -> tuple[str, ...]:
         """Workspace-relative paths that must not be committed (folders end with ``/``)."""
         return (*LOCAL_ONLY, self.settings.effective_log_path)

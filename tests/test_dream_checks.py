@@ -145,3 +145,9 @@ def test_each_proposal_of_a_reply_is_judged_on_its_own(scene: Scene):
     assert len(scene.files("receipts")) == 1
     [failure] = scene.section("Validation failures")
     assert "old text not found" in failure
+
+
+def test_the_session_log_is_not_dreamed_over(scene: Scene):
+    assert scene.hippo("log", cwd=scene.root).code == 0
+    [failure] = failures_after(scene, json.dumps([replace(note="Session log.md")]))
+    assert "is the session log, which `hippo log` writes" in failure

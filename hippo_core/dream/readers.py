@@ -70,13 +70,14 @@ def _linked(context: ReadContext) -> list[Note]:
     from hippo_core.notes.links import find_links
 
     notes = context.workspace.notes
+    log = context.workspace.log_note
     found: set[str] = set()
     for view in context.sessions:
         handoff = view.record.get("handoff")
         if view.ended_here and isinstance(handoff, str):
             for target in find_links(handoff):
                 path = notes.resolve(target)
-                if path is not None:
+                if path is not None and path != log:
                     found.add(path)
     return [notes.by_path[path] for path in sorted(found)]
 

@@ -31,6 +31,7 @@ from hippo_core.errors import HippoError, UsageError
 
 if TYPE_CHECKING:
     from hippo_core.dream.turns import TurnIndex
+    from hippo_core.notes.note import Note
     from hippo_core.plugins import Plugins
     from hippo_core.workspace import Workspace
 
@@ -215,7 +216,7 @@ def _chunk(
         if not sessions:
             continue
         runner = UnitRunner(workspace, plugins, pass_, chunk, sessions, index, backend, report)
-        for note in list(workspace.notes) if pass_.per_note else [None]:
+        for note in _dreamable(workspace) if pass_.per_note else [None]:
             runner.run(note)
         runner.summarise()
     calls = report.counts["calls"] + report.counts["would call"] - calls_before
@@ -228,6 +229,11 @@ def _chunk(
         detail += f", {calls} model call{'s' if calls != 1 else ''}"
     report.add("Window", f"chunk {chunk.label()}: done, {detail}")
     plugins.event(workspace, Event("chunk-done", {"chunk": chunk.label()}))
+
+
+def _dreamable(workspace: Workspace) -> list[Note]:
+    """The notes a per-note pass works on: all but the session log, which hippo writes."""
+    return [note for note in workspace.notes if note.path != workspace.log_note]
 
 
 class _Sessions:

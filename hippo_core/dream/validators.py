@@ -39,6 +39,8 @@ class NotePath:
                 return [f"note {note!r} goes through a symbolic link"]
         if not stat.S_ISREG(mode):
             return [f"note {note!r} is not a file"]
+        if note == context.workspace.log_note:
+            return [f"note {note!r} is the session log, which `hippo log` writes"]
         if note not in context.prompt_notes:
             return [f"note {note!r} was not in the prompt"]
         return []
