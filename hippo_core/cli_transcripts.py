@@ -140,7 +140,8 @@ def log() -> None:
 
     workspace = Workspace.find()
     count = write_log(workspace)
-    typer.echo(f"wrote {workspace.relative(workspace.log_path)} ({count} sessions)")
+    sessions = f"{count} session{'' if count == 1 else 's'}"
+    typer.echo(f"wrote {workspace.relative(workspace.log_path)} ({sessions})")
 
 
 def register(app: typer.Typer) -> None:

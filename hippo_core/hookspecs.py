@@ -113,9 +113,10 @@ def hippo_register_kinds(register: Callable[[ProposalKind], None]) -> None:
 def hippo_register_validators(register: Callable[[Validator], None]) -> None:
     """Register checks every proposal must pass before review, as ``register(validator)``.
 
-    Called when a dream checks the proposals parsed from a model's reply. Every
-    validator runs on every proposal; any problem it returns sends the proposal to the
-    report's "Validation failures" and it is never reviewed. Returns nothing.
+    Called when a dream checks the proposals parsed from a model's reply. Validators run
+    in the order they were registered (hippo's own first: note, evidence, kind, text
+    humans confirmed); the first that returns problems stops the chain, and the proposal
+    goes to the report's "Validation failures" and is never reviewed. Returns nothing.
     """
 
 

@@ -6,6 +6,7 @@ commands that edit it: pydantic and tomlkit stay off the agent's hot path.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
@@ -153,6 +154,8 @@ def get_setting(settings: Settings, key: str) -> Any:
     if key == "log_path":
         return settings.effective_log_path
     value = getattr(settings, key)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
     return list(value) if isinstance(value, tuple) else value
 
 

@@ -273,3 +273,45 @@ def test_a_broken_pack_fails_the_run_with_one_line_naming_the_file(scene: Scene)
     assert run.err == f"error: {expected}\n"
     assert scene.report().splitlines()[:2] == ["status: failed", f"error: {expected}"]
     assert scene.calls() == []
+
+
+def test_a_failed_first_run_is_retried_from_its_chunk(scene: Scene):
+    scene.transcript(hours_ago=2)
+    scene.model({"when": [PROPOSER], "exit": 2, "stderr": "rate limited"})
+    assert scene.dream().code == 1
+    saved = state(scene)
+    assert "last_success" not in saved and saved["retry_from"]
+    scene.proposer_replies(replace())
+    assert scene.dream().code == 0
+    window = scene.section("Window")
+    assert window[0].startswith(f"- from {saved['retry_from']} to ")
+    assert "retry_from" not in state(scene)
+
+
+def test_since_24h_makes_one_chunk(scene: Scene):
+    scene.proposer_replies()
+    assert scene.dream("--since", "24h").code == 0
+    assert len([line for line in scene.section("Window") if line.startswith("- chunk ")]) == 1
+
+
+def test_a_consolidate_append_is_not_made_twice(scene: Scene):
+    scene.note.write_text(TESTING + "- 2026-11-30: The suite runs with `uv run pytest -q`.\n")
+    session = scene.transcript(hours_ago=1)
+    hippo, root = scene.hippo, scene.root
+    hippo("session", "start", "--id", session, "--tool", "claude-code", cwd=root)
+    hippo("session", "end", "--id", session, "--handoff", "See [[Testing]].", cwd=root)
+    proposal = {
+        "note": "Testing.md",
+        "kind": "append",
+        "old": "",
+        "new": "- 2026-11-30: The suite runs with `uv run pytest -q`.\n",
+        "reason": "again",
+        "evidence": [{"session": session, "ordinal": 0}],
+    }
+    scene.model(
+        {"when": [CONSOLIDATOR], "reply": json.dumps([proposal])},
+        {"when": [PROPOSER], "reply": "[]"},
+    )
+    assert scene.dream().code == 0
+    [failure] = scene.section("Validation failures")
+    assert "the note already has this text" in failure

@@ -101,6 +101,8 @@ def test_config_get_prints_effective_values(make_workspace: WorkspaceMaker, hipp
     assert hippo("config", "get", "required_notes", cwd=root).out == '["A.md"]\n'
     assert hippo("config", "get", "notes_dir", cwd=root).out == "notes\n"
     assert hippo("config", "get", "log_path", cwd=root).out == "notes/Session log.md\n"
+    table = hippo("config", "get", "openai", cwd=root).out
+    assert table.startswith('url = "http://127.0.0.1:8080/v1"\nmodel = "default"\n')
 
 
 SETTINGS = """\

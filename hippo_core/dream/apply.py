@@ -81,18 +81,20 @@ def settle(
 
     if verdict.verdict != "confirm":
         return done(REJECTED, verdict.problem or verdict.notes)
+    event = {"proposal": proposal.id, "note": proposal.note, "receipt": str(path)}
     if note_digest(raw) != prompt_digest:
+        plugins.event(workspace, Event("not-applied", event))
         return done(CHANGED, "the note was edited after the prompt was built; left alone")
     kind: ProposalKind = plugins.kinds()[proposal.kind]
     try:
         new = kind.apply(proposal, raw)
     except EditError as exc:
+        plugins.event(workspace, Event("not-applied", event))
         return done(FAILED, f"the change no longer applies: {exc}")
     snapshot = receipts.folder(workspace, "snapshots") / proposal.id / proposal.note
     record.update(after=note_digest(new), snapshot=workspace.relative(snapshot))
     done(APPLYING)
     atomic_write(snapshot, raw)
-    event = {"proposal": proposal.id, "note": proposal.note, "receipt": str(path)}
     plugins.event(workspace, Event("applying", event))
     atomic_write(note_path, new)
     record["applied"] = receipts.now()

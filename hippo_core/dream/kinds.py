@@ -55,6 +55,8 @@ class Append:
             problems.append("an append has an empty old")
         if not proposal.new.strip():
             problems.append("new is empty: there is nothing to append")
+        elif proposal.new.strip() in note.decode("utf-8", "replace"):
+            problems.append("the note already has this text")
         return problems
 
     def apply(self, proposal: Proposal, note: bytes) -> bytes:

@@ -273,6 +273,8 @@ class Verdict:
     call: Call | None = None
     problem: str = ""
     """Why a reply was counted as a rejection (not the one JSON object asked for)."""
+    reply: str = ""
+    """The reviewer's reply as it came (kept whole up to 64 KiB)."""
 
 
 @dataclass(frozen=True)
@@ -303,7 +305,8 @@ class Event:
     """Something that happened during a dream or a review, for ``hippo_event`` plugins.
 
     Names: ``chunk-started``, ``proposal``, ``invalid``, ``verdict``, ``applying``,
-    ``applied``, ``not-applied``, ``chunk-done``, ``dream-finished``, ``reverted``.
+    ``applied``, ``not-applied`` (confirmed, but the note changed or the edit no longer
+    fits), ``chunk-done``, ``dream-finished``, ``reverted``.
     """
 
     name: str

@@ -74,6 +74,7 @@ def verdict_record(proposal_id: str, verdict: Verdict, persona: str, at: str) ->
         "verdict": verdict.verdict,
         "notes": verdict.notes,
         "problem": verdict.problem,
+        "reply": verdict.reply,
         "call": verdict.call.as_dict() if verdict.call else None,
         "at": at,
     }

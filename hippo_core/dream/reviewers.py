@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from hippo_core.dream.model import ReviewRequest, Verdict
 
+#: How much of a reviewer's reply its review record keeps.
+MAX_KEPT = 64 * 1024
+
 
 class ModelReviewer:
     """Asks the model; a reply that is not the one JSON object counts as a rejection.
@@ -24,7 +27,8 @@ class ModelReviewer:
         if reply.too_large:
             return Verdict(self.name, "reject", "", reply.call, "the reply was too large to read")
         verdict, notes, problem = parse_verdict(reply.text)
-        return Verdict(self.name, verdict, notes, reply.call, problem)  # type: ignore[arg-type]
+        kept = reply.text[:MAX_KEPT]
+        return Verdict(self.name, verdict, notes, reply.call, problem, kept)  # type: ignore[arg-type]
 
 
 class QueueReviewer:

@@ -145,8 +145,10 @@ def _run(
             report.add("Applied", f"`{receipt}`: left by an interrupted run, now {settled}")
     index = TurnIndex.open(index_path())
     now = datetime.now(UTC)
-    saved = dream_state.parse_time(dream_state.read_state(workspace).get("last_success"))
-    start = options.since or saved or now - dream_state.CHUNK
+    saved = dream_state.read_state(workspace)
+    # A failed chunk is where the next run starts, even when nothing succeeded before it.
+    resume = dream_state.parse_time(saved.get("retry_from") or saved.get("last_success"))
+    start = options.since or resume or now - dream_state.CHUNK
     pieces = dream_state.chunks(start, now)
     report.add(
         "Window",
@@ -180,10 +182,15 @@ def _chunks(
             report.add("Window", f"chunk {chunk.label()}: failed")
             for later in pieces[number + 1 :]:
                 report.add("Window", f"chunk {Chunk(*later).label()}: not run")
+            if not options.dry_run:
+                state = dream_state.read_state(workspace)
+                state["retry_from"] = dream_state.show_time(chunk.start)
+                dream_state.write_state(workspace, state)
             raise
         if not options.dry_run:
             state = dream_state.read_state(workspace)
             state["last_success"] = dream_state.show_time(chunk.end)
+            state.pop("retry_from", None)
             dream_state.write_state(workspace, state)
 
 

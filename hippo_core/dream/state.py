@@ -57,9 +57,10 @@ def write_state(workspace: Workspace, state: dict[str, Any]) -> None:
 
 
 def chunks(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
-    """``[start, end)`` in pieces of at most 24 hours."""
+    """``[start, end)`` in pieces of at most 24 hours; a last piece under a second is left
+    to the next run (``--since 24h`` would otherwise end with an empty chunk)."""
     pieces = []
-    while start < end:
+    while end - start >= timedelta(seconds=1):
         pieces.append((start, min(start + CHUNK, end)))
         start += CHUNK
     return pieces
