@@ -8,8 +8,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.dream_scene import Scene
 
 from hippo_core.cli import main
 from hippo_core.plugins import reset_plugins
@@ -87,3 +91,22 @@ def make_workspace(tmp_path: Path) -> WorkspaceMaker:
         return root
 
     return make
+
+
+@pytest.fixture
+def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty Claude Code home (``CLAUDE_CONFIG_DIR``) for transcripts a test writes."""
+    home = tmp_path / "claude"
+    home.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
+    return home
+
+
+@pytest.fixture
+def scene(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path, claude_home: Path
+) -> Scene:
+    """A workspace ready to dream (``tests/dream_scene.py``)."""
+    from tests.dream_scene import make_scene
+
+    return make_scene(make_workspace(), hippo, tmp_path, claude_home)

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.dream_scene import (
     CONFIRM,
     PROPOSER,
@@ -15,26 +13,10 @@ from tests.dream_scene import (
     TESTING,
     VERIFY_REVIEWER,
     Scene,
-    make_scene,
     replace,
 )
 
 NEW_LINE = "Run the tests with `uv run pytest -q` from the repository root."
-
-
-@pytest.fixture
-def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "claude"
-    home.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
-    return home
-
-
-@pytest.fixture
-def scene(
-    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path, claude_home: Path
-) -> Scene:
-    return make_scene(make_workspace(), hippo, tmp_path, claude_home)
 
 
 def test_a_confirmed_change_is_applied_with_proposal_review_receipt_and_snapshot(scene: Scene):

@@ -5,29 +5,17 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import HippoRunner, WorkspaceMaker, write_notes
-from tests.dream_scene import PROPOSER, VERIFY_REVIEWER, Scene, make_scene, replace
+from tests.conftest import write_notes
+from tests.dream_scene import PROPOSER, VERIFY_REVIEWER, Scene, replace
 
 MB = 1024 * 1024
 
 
 @pytest.fixture
-def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "claude"
-    home.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
-    return home
-
-
-@pytest.fixture
-def scene(
-    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path, claude_home: Path
-) -> Scene:
-    scene = make_scene(make_workspace(), hippo, tmp_path, claude_home)
+def scene(scene: Scene) -> Scene:
     scene.transcript()
     return scene
 

@@ -10,10 +10,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
-
 from hippo_core.locks import file_lock
-from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.dream_scene import (
     CONFIRM,
     CONSOLIDATE_REVIEWER,
@@ -21,25 +18,9 @@ from tests.dream_scene import (
     PROPOSER,
     TESTING,
     Scene,
-    make_scene,
     replace,
 )
 from tests.test_plugins import make_distribution
-
-
-@pytest.fixture
-def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "claude"
-    home.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
-    return home
-
-
-@pytest.fixture
-def scene(
-    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path, claude_home: Path
-) -> Scene:
-    return make_scene(make_workspace(), hippo, tmp_path, claude_home)
 
 
 def stamp(moment: datetime) -> str:

@@ -19,14 +19,6 @@ from tests.conftest import HippoRunner, WorkspaceMaker
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"
 
 
-@pytest.fixture
-def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "claude"
-    home.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
-    return home
-
-
 def index_rows(query: str) -> list[tuple]:
     path = Path(os.environ["HIPPO_HOME"]) / "index.sqlite"
     with sqlite3.connect(path) as conn:

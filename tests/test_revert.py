@@ -13,14 +13,6 @@ from tests.dream_scene import PROPOSER, TESTING, Scene, make_scene, replace
 
 
 @pytest.fixture
-def claude_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "claude"
-    home.mkdir()
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))
-    return home
-
-
-@pytest.fixture
 def applied(
     make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path, claude_home: Path
 ) -> tuple[Scene, str]:
