@@ -214,3 +214,16 @@ def test_the_input_budget_leaves_whole_blocks_out_and_says_so(scene: Scene):
     assert TESTING in call["prompt"]  # the note goes in first, whole
     [omission] = scene.section("Omissions")
     assert "note `Testing.md`: turns: " in omission and "blocks left out" in omission
+
+
+def test_a_note_deleted_while_the_reviewer_thinks_is_not_recreated(scene: Scene):
+    scene.transcript()
+    scene.model(
+        {"when": [PROPOSER], "reply": json.dumps([replace()]).replace("SESSION", scene.session)},
+        {"when": [VERIFY_REVIEWER], "reply": CONFIRM, "delete": str(scene.note)},
+    )
+    assert scene.dream().code == 0
+    assert not scene.note.exists()
+    [receipt] = scene.files("receipts")
+    record = json.loads(receipt.read_text())
+    assert record["state"] == "note changed" and "deleted" in record["detail"]

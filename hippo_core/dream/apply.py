@@ -52,7 +52,10 @@ def settle(
 ) -> Settled:
     """Write the receipt of a confirm or reject verdict, applying a confirmed change."""
     note_path = workspace.notes_dir / proposal.note
-    raw = note_path.read_bytes()
+    try:
+        raw = note_path.read_bytes()
+    except OSError:
+        raw = b""  # deleted (or made unreadable) while the reviewer thought
     path = receipts.folder(workspace, "receipts") / f"{proposal.id}.json"
     record: dict[str, Any] = {
         "id": proposal.id,
@@ -84,6 +87,8 @@ def settle(
     event = {"proposal": proposal.id, "note": proposal.note, "receipt": str(path)}
     if note_digest(raw) != prompt_digest:
         plugins.event(workspace, Event("not-applied", event))
+        if not note_path.is_file():
+            return done(CHANGED, "the note was deleted after the prompt was built")
         return done(CHANGED, "the note was edited after the prompt was built; left alone")
     kind: ProposalKind = plugins.kinds()[proposal.kind]
     try:

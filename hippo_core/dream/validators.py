@@ -39,6 +39,10 @@ class NotePath:
                 return [f"note {note!r} goes through a symbolic link"]
         if not stat.S_ISREG(mode):
             return [f"note {note!r} is not a file"]
+        try:
+            current.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            return [f"note {note!r} cannot be read as UTF-8 text"]
         if note == context.workspace.log_note:
             return [f"note {note!r} is the session log, which `hippo log` writes"]
         if note not in context.prompt_notes:

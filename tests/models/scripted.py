@@ -14,6 +14,7 @@ and whose ``repeat`` count is not used up. A rule's keys, all optional::
     repeat       how many calls the rule may answer        1000000
     append_to    [path, text]: append text to a file first  (a person editing a note
                  while the model thinks)
+    delete       a file to delete first                    (a person removing a note)
 
 No rule matching: "scripted model: no rule matches" on stderr, exit status 3.
 
@@ -58,6 +59,8 @@ def main() -> int:
         target, text = rule["append_to"]
         with open(target, "a", encoding="utf-8") as handle:
             handle.write(text)
+    if rule.get("delete"):
+        Path(rule["delete"]).unlink()
     time.sleep(rule.get("sleep", 0))
     sys.stderr.write(rule.get("stderr", ""))
     sys.stderr.flush()
