@@ -36,6 +36,8 @@ NONE_TEXT = "(none)\n"
 
 
 class UnitRunner:
+    """Runs one pass over the units of one chunk, adding what happens to the report."""
+
     def __init__(
         self,
         workspace: Workspace,
