@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
+from hippo_core.jsonfiles import objects_in, read_object
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
@@ -58,15 +59,8 @@ def read_record(workspace: Workspace, raw_id: str) -> dict[str, Any]:
     """The record of session ``raw_id``; a missing or unreadable record is an error."""
     path = record_path(workspace, raw_id)
     shown = workspace.relative(path)
-    try:
-        record = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise HippoError(f"session {raw_id!r} not found: there is no {shown}") from None
-    except (OSError, ValueError) as exc:
-        raise HippoError(f"{shown}: not a readable session record ({exc})") from None
-    if not isinstance(record, dict):
-        raise HippoError(f"{shown}: not a session record (a JSON object is expected)")
-    return record
+    missing = f"session {raw_id!r} not found: there is no {shown}"
+    return read_object(path, shown, kind="session record", missing=missing)
 
 
 def write_record(workspace: Workspace, record: dict[str, Any]) -> Path:
@@ -80,15 +74,11 @@ def write_record(workspace: Workspace, record: dict[str, Any]) -> Path:
 
 def all_records(workspace: Workspace) -> list[dict[str, Any]]:
     """Every readable session record of the workspace (unreadable ones are skipped)."""
-    records = []
-    for path in sorted(workspace.sessions_dir.glob("*.json")):
-        try:
-            record = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict) and isinstance(record.get("id"), str):
-            records.append(record)
-    return records
+    return [
+        record
+        for _path, record in objects_in(workspace.sessions_dir)
+        if isinstance(record.get("id"), str)
+    ]
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
+from hippo_core.jsonfiles import objects_in, read_object
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
@@ -60,29 +61,13 @@ def write(path: Path, record: dict[str, Any]) -> None:
 
 
 def read(path: Path, shown: str) -> dict[str, Any]:
-    """A JSON object from ``path``; anything else is one error naming ``shown``."""
-    try:
-        record = json.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise HippoError(f"{shown} does not exist") from None
-    except (OSError, ValueError) as exc:
-        raise HippoError(f"{shown}: not readable JSON ({exc})") from None
-    if not isinstance(record, dict):
-        raise HippoError(f"{shown}: a JSON object was expected")
-    return record
+    """A proposal, receipt or review; anything but a JSON object is one error."""
+    return read_object(path, shown, kind="hippo record")
 
 
 def all_in(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """Every readable JSON object in ``directory``, oldest first (ids sort by time)."""
-    found = []
-    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        try:
-            record = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            continue
-        if isinstance(record, dict):
-            found.append((path, record))
-    return found
+    """Every readable record in ``directory``, oldest first (ids sort by time)."""
+    return objects_in(directory)
 
 
 def reverts(workspace: Workspace) -> list[dict[str, Any]]:
