@@ -178,11 +178,13 @@ def plugins(as_json: bool = JSON_OPTION) -> None:
 
 
 def _register_commands() -> None:
-    from hippo_core import cli_dream, cli_sessions, cli_transcripts
+    from hippo_core import cli_dream, cli_eval, cli_packs, cli_sessions, cli_transcripts
 
     cli_transcripts.register(app)
     cli_sessions.register(app)
     cli_dream.register(app)
+    cli_packs.register(app)
+    cli_eval.register(app)
 
 
 _register_commands()

@@ -1,5 +1,5 @@
-"""``hippo init``: the settings, the core pack, the notes folder with its entry note, and the
-git ignore rules for local-only files.
+"""``hippo init``: the settings, the core pack (recorded in ``.hippo/packs.lock``), the notes
+folder with its entry note, and the git ignore rules for local-only files.
 
 Run again, it creates what is missing and changes nothing that exists. ``force`` overwrites
 the core pack's files, and only those.
@@ -58,9 +58,9 @@ def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
     packs = load_plugins().packs()
     if "core" not in packs:
         raise HippoError("no plugin registers the core pack; reinstall hippo")
-    actions.extend(
-        _install_pack(root, packs["core"].directory, workspace.packs_dir / "core", force)
-    )
+    core = packs["core"]
+    actions.extend(_install_pack(root, core.directory, workspace.packs_dir / "core", force))
+    actions.extend(_lock_core(workspace, core.directory, force))
     actions.append(_create(root, workspace.entry_note_path, ENTRY_NOTE))
     actions.append(_ignore(root, workspace.local_only()))
     return actions
@@ -90,6 +90,32 @@ def _install_pack(root: Path, source: Path, target: Path, force: bool) -> list[I
         else:
             actions.append(InitAction("kept", shown))
     return actions
+
+
+def _lock_core(workspace: Workspace, source: Path, force: bool) -> list[InitAction]:
+    """Record the core pack in ``.hippo/packs.lock`` with the digests of hippo's files, so
+    that ``hippo pack list`` can tell the team's edits from what hippo installed."""
+    from hippo_core import __version__
+    from hippo_core.packs.lock import Locked, file_digests, lock_path, read_lock, update_lock
+    from hippo_core.packs.manifest import read_manifest
+
+    shown = workspace.relative(lock_path(workspace))
+    locked = read_lock(workspace).get("core")
+    if locked is not None and not force:
+        return [InitAction("kept", shown)]
+    existed = lock_path(workspace).exists()
+    manifest = read_manifest(source)
+    entry = Locked(
+        name="core",
+        version=manifest.version if manifest else __version__,
+        origin="builtin",
+        source=f"hippo-memory {__version__}",
+        files=file_digests(source),
+    )
+    if entry == locked:
+        return [InitAction("kept", shown)]
+    update_lock(workspace, entry)
+    return [InitAction("updated" if existed else "created", shown)]
 
 
 def _ignore(root: Path, local_only: tuple[str, ...]) -> InitAction:

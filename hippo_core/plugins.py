@@ -53,6 +53,7 @@ DEFAULT_PLUGINS = (
     "hippo_core.builtins.dream_warnings",
     "hippo_core.builtins.dream_log",
     "hippo_core.builtins.dream_doctor",
+    "hippo_core.builtins.pack_doctor",
 )
 
 log = logging.getLogger("hippo")
@@ -129,10 +130,17 @@ class Plugins:
     def packs(self) -> dict[str, PackSource]:
         """Every pack a plugin ships, by name; the first registered under a name wins."""
         found: dict[str, PackSource] = {}
+        for source in self.all_packs():
+            found.setdefault(source.name, source)
+        return found
+
+    def all_packs(self) -> list[PackSource]:
+        """Every pack every plugin registers, in order, a name as often as it is registered."""
+        found: list[PackSource] = []
 
         def register(name: str, directory: Path) -> None:
             origin = self.origins.get(self._calling, PluginInfo(self._calling, "", ""))
-            found.setdefault(name, PackSource(name, Path(directory), origin))
+            found.append(PackSource(name, Path(directory), origin))
 
         self._collect("hippo_register_packs", register=register)
         return found

@@ -17,6 +17,8 @@ from hippo_core.errors import HippoError
 
 SETTINGS_FILE = "settings.toml"
 DEFAULT_LOG_NAME = "Session log.md"
+SCHEMA_TAG = b"settings 2\0"
+"""Part of the cache key: a cache written before a setting existed must not be reused."""
 
 
 @dataclass(frozen=True)
@@ -44,12 +46,14 @@ class Settings:
     model_command: tuple[str, ...] = ()
     model_timeout_seconds: float = 600.0
     openai: OpenAISettings = field(default_factory=OpenAISettings)
+    themes: tuple[str, ...] = ()
+    registries: tuple[str, ...] = ()
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> Settings:
         """Settings from plain values, as validated or cached (lists become tuples)."""
         values = dict(values)
-        for name in ("required_notes", "sample_tasks", "model_command"):
+        for name in ("required_notes", "sample_tasks", "model_command", "themes", "registries"):
             values[name] = tuple(values.get(name) or ())
         values["openai"] = OpenAISettings(**(values.get("openai") or {}))
         dirs = values.get("transcript_dirs") or {}
@@ -82,7 +86,7 @@ def load_settings(path: Path, *, shown_as: str, cache_path: Path) -> LoadedSetti
         return LoadedSettings(Settings())
     except OSError as exc:
         raise HippoError(f"{shown_as}: cannot be read ({exc.strerror})") from None
-    key = hashlib.sha256(raw).hexdigest()
+    key = hashlib.sha256(SCHEMA_TAG + raw).hexdigest()
     cached = read_cache(cache_path, key)
     if isinstance(cached, dict):
         try:

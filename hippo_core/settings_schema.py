@@ -94,6 +94,16 @@ class SettingsModel(BaseModel):
         default_factory=OpenAIModel,  # type: ignore[arg-type]
         description='An OpenAI-compatible endpoint, for model_backend = "openai".',
     )
+    themes: list[str] = Field(
+        default_factory=list,
+        description="Themes over the packs here, in order (a later one wins on a file).",
+        examples=[["core-strict"]],
+    )
+    registries: list[str] = Field(
+        default_factory=list,
+        description="More pack registries (a path or an https URL), after hippo's own.",
+        examples=[["https://example.org/hippo/index.toml"]],
+    )
 
 
 KNOWN_KEYS = tuple(SettingsModel.model_fields)

@@ -24,6 +24,7 @@ LOCAL_ONLY = (
     ".hippo/sessions/",
     ".hippo/dream-state.json",
     ".hippo/cache/",
+    ".hippo/.pack-*/",  # a pack command's staging folder, left only by a crash
 )
 
 

@@ -9,6 +9,7 @@ from hippo_core import Workspace
 from .conftest import HippoRunner
 
 CORE_FILES = [
+    ".hippo/packs/core/pack.toml",
     ".hippo/packs/core/passes/consolidate.toml",
     ".hippo/packs/core/passes/verify.toml",
     ".hippo/packs/core/personas/consolidate-reviewer.md",
@@ -22,6 +23,7 @@ LOCAL_ONLY = [
     "/.hippo/sessions/",
     "/.hippo/dream-state.json",
     "/.hippo/cache/",
+    "/.hippo/.pack-*/",
     "/notes/Session log.md",
 ]
 
@@ -41,7 +43,7 @@ def test_init_writes_settings_core_pack_entry_note_and_ignore_rules(
     assert run.code == 0, run.err
     written = files(tmp_path)
     assert sorted(written) == sorted(
-        [".gitignore", ".hippo/settings.toml", "notes/Home.md", *CORE_FILES]
+        [".gitignore", ".hippo/packs.lock", ".hippo/settings.toml", "notes/Home.md", *CORE_FILES]
     )
     assert run.out.splitlines()[0] == "created   .hippo/settings.toml"
     gitignore = written[".gitignore"].decode().splitlines()
@@ -97,6 +99,8 @@ def test_force_overwrites_only_the_core_pack(tmp_path: Path, hippo: HippoRunner)
     assert after[".hippo/settings.toml"] == b"budget_bytes = 1000\n"
     assert after["notes/Home.md"] == b"# My home\n"
     assert after[".gitignore"].decode().splitlines()[0] == "mine"
+    assert after[".hippo/packs.lock"] == pristine[".hippo/packs.lock"]
+    assert "kept      .hippo/packs.lock" in run.out
 
 
 def test_init_appends_missing_rules_to_an_existing_gitignore(tmp_path: Path, hippo: HippoRunner):

@@ -15,6 +15,7 @@ from hippo_core.dream.model import Pass
 from hippo_core.dream.packs import PackError, load_packs, load_passes, read_persona
 from hippo_core.dream.render import render_prompt
 from hippo_core.errors import UsageError
+from hippo_core.packs.lock import Locked, update_lock
 from hippo_core.plugins import PluginInfo, Plugins, load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker
@@ -402,7 +403,7 @@ def registered(plugin: object, *, builtin: bool = False) -> Iterator[Plugins]:
         del plugins.origins["extra-packs"]
 
 
-def test_a_distributions_pack_runs_and_a_workspace_pack_shadows_it(root: Path, tmp_path: Path):
+def test_a_distributions_pack_runs_and_a_vendored_copy_replaces_it(root: Path, tmp_path: Path):
     folder = write_pack(tmp_path / "dist" / "extra", {"lint": pass_file()})
     with registered(ExtraPacks(folder)) as plugins:
         [pack] = load_packs(Workspace.open(root), plugins)
@@ -412,8 +413,18 @@ def test_a_distributions_pack_runs_and_a_workspace_pack_shadows_it(root: Path, t
         with pytest.raises(PackError) as info:
             load_packs(Workspace.open(root), plugins)
         assert str(info.value).startswith(f"{folder / 'prompts/p.md'}:1: placeholder {{{{turns}}}}")
+        (folder / "prompts/p.md").write_text("{{notes}}", encoding="utf-8")
         write_pack(extra(root), {"check": pass_file()})
-        [pack] = load_packs(Workspace.open(root), plugins)
+        with pytest.raises(PackError) as info:
+            load_packs(Workspace.open(root), plugins)
+        assert str(info.value) == (
+            ".hippo/packs/extra: pack 'extra' comes from two sources: .hippo/packs/extra and "
+            "the distribution hippo-extra 1.2; keep one: delete the folder (hippo pack remove "
+            "extra) or uninstall hippo-extra with pip"
+        )
+        workspace = Workspace.open(root)
+        update_lock(workspace, Locked("extra", "1.2", "vendored", "hippo-extra 1.2"))
+        [pack] = load_packs(workspace, plugins)
         assert (pack.source, [p.key for p in pack.passes]) == ("workspace", ["extra/check"])
 
 

@@ -7,7 +7,7 @@ each has the real shape of its kind.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hippo_core.transcripts.privacy import (
@@ -487,6 +487,7 @@ FRAGMENTS = st.sampled_from(
 
 
 @given(st.lists(st.one_of(FRAGMENTS, st.text(max_size=3)), max_size=30).map("".join))
+@example("TOKEN=sk-0: -----END RSA PRIVATE KEY-----")  # the kind in `[redacted:secret]: ...`
 def test_redaction_of_trigger_rich_text_is_idempotent(text):
     once = redact(text)
     assert redact(once.text) == Redacted(once.text, 0)

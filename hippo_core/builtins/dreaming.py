@@ -33,6 +33,7 @@ def hippo_register_kinds(register: Callable[[ProposalKind], None]) -> None:
 
     register(kinds.Replace())
     register(kinds.Append())
+    register(kinds.Create())
 
 
 @hookimpl

@@ -1,4 +1,5 @@
-"""Registers the first-party packs shipped inside the ``hippo_packs`` package."""
+"""Registers the first-party packs shipped inside the ``hippo_packs`` package: ``core``
+(which ``hippo init`` installs), ``decisions``, and the theme ``core-strict``."""
 
 from __future__ import annotations
 
@@ -14,3 +15,5 @@ def hippo_register_packs(register: Callable[[str, Path], None]) -> None:
 
     root = Path(hippo_packs.__file__).resolve().parent
     register("core", root / "core")
+    register("decisions", root / "decisions")
+    register("core-strict", root / "core-strict")

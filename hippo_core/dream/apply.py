@@ -2,13 +2,18 @@
 snapshot, the atomic write and the receipt saying it was applied.
 
 A note is written only after a confirming verdict, and only if its bytes are those the
-prompt was built from. The receipt is written before the snapshot and the note, marked
-``applying``; if the process dies in between, :func:`reconcile` later compares the note
-with the receipt's hashes and records which it is, old or new.
+prompt was built from; a new note (a kind that ``creates``) only if there is still nothing
+at its path. The receipt is written before the snapshot and the note, marked ``applying``;
+if the process dies in between, :func:`reconcile` later compares the note with the
+receipt's hashes and records which it is, old or new. A receipt's ``before`` is null when
+there was no note: a new note has no snapshot, and reverting it deletes it.
 """
 
 from __future__ import annotations
 
+import os
+import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from hippo_core import __version__
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
+from hippo_core.dream.kinds import creates
 from hippo_core.dream.model import Event, Proposal, ProposalKind, Verdict
 from hippo_core.notes.edit import EditError, note_digest
 
@@ -52,10 +58,14 @@ def settle(
 ) -> Settled:
     """Write the receipt of a confirm or reject verdict, applying a confirmed change."""
     note_path = workspace.notes_dir / proposal.note
+    new_note = creates(plugins.kinds().get(proposal.kind))
     try:
         raw = note_path.read_bytes()
     except OSError:
         raw = b""  # deleted (or made unreadable) while the reviewer thought
+    before: str | None = note_digest(raw)
+    if new_note and not os.path.lexists(note_path):
+        before = None  # no note, as the prompt found it
     path = receipts.folder(workspace, "receipts") / f"{proposal.id}.json"
     record: dict[str, Any] = {
         "id": proposal.id,
@@ -68,7 +78,7 @@ def settle(
         "reviewer": {"name": verdict.reviewer, "persona": persona},
         "verdict": verdict.verdict,
         "verdict_notes": verdict.notes,
-        "before": note_digest(raw),
+        "before": before,
         "after": None,
         "invocation": {"hippo": __version__, **invocation},
         "state": "",
@@ -85,12 +95,14 @@ def settle(
     if verdict.verdict != "confirm":
         return done(REJECTED, verdict.problem or verdict.notes)
     event = {"proposal": proposal.id, "note": proposal.note, "receipt": str(path)}
+    kind: ProposalKind = plugins.kinds()[proposal.kind]
+    if new_note:
+        return _create(workspace, plugins, proposal, kind, before, event, done, record)
     if note_digest(raw) != prompt_digest:
         plugins.event(workspace, Event("not-applied", event))
         if not note_path.is_file():
             return done(CHANGED, "the note was deleted after the prompt was built")
         return done(CHANGED, "the note was edited after the prompt was built; left alone")
-    kind: ProposalKind = plugins.kinds()[proposal.kind]
     try:
         new = kind.apply(proposal, raw)
     except EditError as exc:
@@ -108,6 +120,69 @@ def settle(
     return settled
 
 
+def _create(
+    workspace: Workspace,
+    plugins: Plugins,
+    proposal: Proposal,
+    kind: ProposalKind,
+    before: str | None,
+    event: dict[str, Any],
+    done: Callable[..., Settled],
+    record: dict[str, Any],
+) -> Settled:
+    """Write a new note, refusing to replace anything that appeared at its path."""
+    note_path = workspace.notes_dir / proposal.note
+    if before is not None:
+        plugins.event(workspace, Event("not-applied", event))
+        return done(CHANGED, "a note was created at this path after the prompt was built")
+    problem = _unsafe_folders(workspace.notes_dir, proposal.note)
+    new = b""
+    if not problem:
+        try:
+            new = kind.apply(proposal, b"")
+        except EditError as exc:
+            problem = str(exc)
+    if problem:
+        plugins.event(workspace, Event("not-applied", event))
+        return done(FAILED, f"the change no longer applies: {problem}")
+    record.update(after=note_digest(new))
+    done(APPLYING)
+    plugins.event(workspace, Event("applying", event))
+    if not _write_new(note_path, new):
+        record.update(after=None)
+        plugins.event(workspace, Event("not-applied", event))
+        return done(CHANGED, "a note was created at this path while the change was applied")
+    record["applied"] = receipts.now()
+    settled = done(APPLIED)
+    plugins.event(workspace, Event("applied", event))
+    return settled
+
+
+def _unsafe_folders(notes_dir: Path, note: str) -> str:
+    """Why the folders on the way to a new note are no longer safe to write in, or ""."""
+    current = notes_dir
+    for part in note.split("/")[:-1]:
+        current = current / part
+        if current.is_symlink():
+            return f"{part!r} on the way to the note is now a symbolic link"
+        if current.exists() and not current.is_dir():
+            return f"{part!r} on the way to the note is now a file"
+    return ""
+
+
+def _write_new(path: Path, data: bytes) -> bool:
+    """Write ``path`` whole if nothing is there; False when something is."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    atomic_write(tmp, data)  # makes the missing folders, all inside notes_dir
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+    return True
+
+
 def reconcile(workspace: Workspace) -> list[tuple[str, str]]:
     """Settle receipts left ``applying`` by a process that died: say whether the note is
     the old or the new one. Returns ``(receipt id, state)`` for each one settled."""
@@ -115,13 +190,16 @@ def reconcile(workspace: Workspace) -> list[tuple[str, str]]:
     for path, record in receipts.all_in(receipts.folder(workspace, "receipts")):
         if record.get("state") != APPLYING:
             continue
+        current: str | None
         try:
             current = note_digest((workspace.notes_dir / str(record.get("note"))).read_bytes())
+        except FileNotFoundError:
+            current = None  # no note: what a new note's receipt has as before
         except OSError:
             current = ""
-        if current == record.get("after"):
+        if current is not None and current == record.get("after"):
             record.update(state=APPLIED, applied=receipts.now(), detail="recovered after a crash")
-        elif current == record.get("before"):
+        elif current == record.get("before", ""):
             record.update(state=INTERRUPTED, detail="the run stopped before the note was written")
         else:
             record.update(state=INTERRUPTED, detail="the run stopped; the note changed since")

@@ -41,6 +41,13 @@ class Pass:
     input_budget_bytes: int = 200_000
     review: str = "model"
     """The registered reviewer that gives verdicts: ``model`` or ``queue``."""
+    overlays: tuple[Path, ...] = ()
+    """The folders of the themes over the pack, the one that wins first."""
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """Where the pass's prompts and personas are looked for, in order: themes, pack."""
+        return (*self.overlays, self.root)
 
     @property
     def key(self) -> str:
@@ -223,7 +230,11 @@ class Proposal:
 
 
 class ProposalKind(Protocol):
-    """One kind of change (``replace``, ``append``): its own keys, checks and edit."""
+    """One kind of change (``replace``, ``append``, ``create``): its own keys, checks and edit.
+
+    A kind that makes a new note also has ``creates = True``: the note must not exist, its
+    ``note`` bytes are empty in :meth:`check` and :meth:`apply`, and a revert deletes it.
+    """
 
     name: str
     fields: frozenset[str]

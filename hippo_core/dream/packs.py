@@ -1,60 +1,49 @@
 """Loading the packs whose passes a dream runs, checking every file before anything runs.
 
-The packs are the folders under ``.hippo/packs/`` and the packs of installed distributions
-(``hippo_register_packs`` from a plugin that is not hippo's own); a workspace folder shadows
-a distribution's pack of the same name. hippo's core pack runs only through the copy that
-``hippo init`` wrote, so that editing it takes effect.
-
-Pack files are data: hippo reads them and never follows a symbolic link in a pack.
+Which packs are here, and the themes over them, is :mod:`hippo_core.packs.survey`; this
+module reads each pack's passes, prompts and personas (through the themes that are on) and
+refuses anything a dream could trip on. Pack files are data: hippo never runs them.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
-import os
-import stat
 import tomllib
-from collections.abc import Collection, Iterator
+from collections.abc import Collection
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hippo_core.dream.model import Pass
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.errors import UsageError
+from hippo_core.packs.files import (
+    MAX_FILE_BYTES,
+    NO_LINKS,
+    PackError,
+    read_overlaid,
+    read_pack_file,
+    unknown_key,
+)
+from hippo_core.packs.manifest import MANIFEST, PROTOCOL, Manifest
 
 if TYPE_CHECKING:
+    from hippo_core.packs.survey import Found
     from hippo_core.plugins import Plugins
     from hippo_core.workspace import Workspace
 
-PROTOCOL = "HIPPO_V1"
-MAX_FILE_BYTES = 65536
-"""The most bytes a prompt, a persona or a file they include may have."""
-NO_LINKS = "is a symbolic link; hippo does not follow links in packs"
-# A link swapped in after the checks is refused by the open; a FIFO cannot block it.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-class PackError(HippoError):
-    """A pack hippo refuses: one line naming the file (and line), then the problem."""
-
-    def __init__(self, path: Path, problem: str, line: int | None = None) -> None:
-        self.path = path
-        self.problem = " ".join(problem.split())  # one line, whatever a parser said
-        self.line = line
-        super().__init__(self._text(os.fspath(path)))
-
-    def _text(self, shown: str) -> str:
-        where = f"{shown}:{self.line}" if self.line else shown
-        return f"{where}: {self.problem}"
-
-    def shown_in(self, workspace: Workspace) -> PackError:
-        """The same error naming its file relative to ``workspace`` when inside it."""
-        error = PackError(self.path, self.problem, self.line)
-        error.args = (self._text(workspace.relative(self.path)),)
-        return error
+__all__ = [
+    "MAX_FILE_BYTES",
+    "PROTOCOL",
+    "Pack",
+    "PackError",
+    "check_pack",
+    "load_packs",
+    "load_passes",
+    "read_pack_file",
+    "read_persona",
+]
 
 
 @dataclass(frozen=True)
@@ -66,6 +55,9 @@ class Pack:
     source: str
     """``workspace``, or ``<distribution> <version>`` for a distribution's pack."""
     passes: tuple[Pass, ...]
+    manifest: Manifest | None = None
+    themes: tuple[str, ...] = ()
+    """The themes on over this pack, in the order they apply."""
 
 
 class PassFile(BaseModel):
@@ -95,30 +87,36 @@ EXPECTED = {
 
 
 def load_packs(workspace: Workspace, plugins: Plugins, *, only: str | None = None) -> list[Pack]:
-    """Every pack that runs here, sorted by name, each checked entirely.
+    """Every pack that runs here, sorted by name, each checked entirely (themes applied).
 
     ``only`` keeps the pass whose file name it is (and the pack holding it); raises
     :class:`UsageError` when no pass has that name, :class:`PackError` for a bad pack.
     """
+    from hippo_core.packs.survey import survey
+
     readers, reviewers = sorted(plugins.readers()), sorted(plugins.reviewers())
     try:
+        here = survey(workspace, plugins)
         packs = [
-            _load_pack(name, root, source, readers, reviewers)
-            for name, root, source in sorted(_pack_folders(workspace, plugins))
+            load_found(found, readers, reviewers, here.overlays(found.name), themes)
+            for found in here.packs
+            for themes in [tuple(t.name for t in here.themes_over(found.name))]
         ]
     except PackError as error:
         raise error.shown_in(workspace) from None
-    _refuse_twins(workspace, packs)
+    _refuse_twins(packs, workspace)
     if only is None:
         return packs
-    kept = [
-        Pack(pack.name, pack.root, pack.source, tuple(p for p in pack.passes if p.name == only))
-        for pack in packs
-    ]
+    kept = [_only(pack, only) for pack in packs]
     if not any(pack.passes for pack in kept):
         known = ", ".join(p.key for p in _sorted_passes(packs)) or "none"
         raise UsageError(f"no pass named '{only}'; the passes here are: {known}")
     return [pack for pack in kept if pack.passes]
+
+
+def _only(pack: Pack, name: str) -> Pack:
+    passes = tuple(p for p in pack.passes if p.name == name)
+    return Pack(pack.name, pack.root, pack.source, passes, pack.manifest, pack.themes)
 
 
 def load_passes(workspace: Workspace, plugins: Plugins, *, only: str | None = None) -> list[Pass]:
@@ -126,49 +124,63 @@ def load_passes(workspace: Workspace, plugins: Plugins, *, only: str | None = No
     return _sorted_passes(load_packs(workspace, plugins, only=only))
 
 
+def check_pack(root: Path, plugins: Plugins) -> Pack:
+    """Check the pack (or theme) in the folder ``root`` as the loader would, on its own.
+
+    It needs a ``pack.toml``. A theme is checked against the pack it overlays when a plugin
+    ships that pack (hippo's own ``core``, say). Raises :class:`PackError`.
+    """
+    from hippo_core.packs.survey import Found, check_requirements, theme_overrides
+
+    manifest = read_manifest_required(root)
+    check_requirements(manifest, root / MANIFEST)
+    found = Found(manifest.name, root, "folder", manifest)
+    if manifest.is_theme:
+        target = plugins.packs().get(manifest.overlays)
+        if target is None:
+            theme_overrides(found, root)  # the structure, at least: no passes, no links
+            return Pack(found.name, root, found.source, (), manifest)
+        theme_overrides(found, target.directory)
+        base = Found(manifest.overlays, target.directory, "folder", None)
+        readers, reviewers = sorted(plugins.readers()), sorted(plugins.reviewers())
+        load_found(base, readers, reviewers, (root,), (found.name,))
+        return Pack(found.name, root, found.source, (), manifest)
+    readers, reviewers = sorted(plugins.readers()), sorted(plugins.reviewers())
+    pack = load_found(found, readers, reviewers, (), ())
+    _refuse_twins([pack], None)
+    return pack
+
+
+def read_manifest_required(root: Path) -> Manifest:
+    """``pack.toml`` of the pack at ``root``, which must have one."""
+    from hippo_core.packs.manifest import read_manifest
+
+    if not root.is_dir():
+        raise PackError(root, "is not a folder; give the folder that holds pack.toml")
+    manifest = read_manifest(root)
+    if manifest is None:
+        raise PackError(root, f"has no {MANIFEST}; a pack needs one (hippo pack new writes it)")
+    return manifest
+
+
 def read_persona(pass_: Pass) -> str:
-    """The text of the pass's reviewer persona, checked again as it is read."""
-    return read_pack_file(pass_.root, pass_.reviewer, what="reviewer", referrer=pass_.file)[1]
+    """The text of the pass's reviewer persona (a theme's when one is on), checked again."""
+    return read_overlaid(pass_.roots, pass_.reviewer, what="reviewer", referrer=pass_.file)[1]
 
 
 def _sorted_passes(packs: list[Pack]) -> list[Pass]:
     return sorted((p for pack in packs for p in pack.passes), key=lambda p: p.key)
 
 
-def _pack_folders(workspace: Workspace, plugins: Plugins) -> Iterator[tuple[str, Path, str]]:
-    """``(name, folder, source)`` of each pack: the workspace's, then distributions'."""
-    folder = workspace.packs_dir
-    if folder.is_symlink():
-        raise PackError(folder.parent, f"{folder.name} {NO_LINKS}")
-    names: set[str] = set()
-    if folder.is_dir():
-        for entry in sorted(folder.iterdir()):
-            if entry.name.startswith("."):
-                continue
-            if entry.is_symlink():
-                raise PackError(folder, f"{entry.name} {NO_LINKS}")
-            if entry.is_dir():
-                names.add(entry.name)
-                yield entry.name, entry, "workspace"
-    for name, source in plugins.packs().items():
-        if source.plugin.builtin or name in names:
-            continue
-        origin = f"{source.plugin.distribution} {source.plugin.version}".strip()
-        directory = source.directory
-        if not name or name.startswith(".") or "/" in name or "\\" in name:
-            raise PackError(
-                directory, f"{origin} registers a pack named '{name}'; not a folder name"
-            )
-        if directory.is_symlink():
-            raise PackError(directory, f"the pack folder of {origin} {NO_LINKS}")
-        if not directory.is_dir():
-            raise PackError(directory, f"the pack folder of {origin} does not exist")
-        yield name, directory, origin
-
-
-def _load_pack(
-    name: str, root: Path, source: str, readers: list[str], reviewers: list[str]
+def load_found(
+    found: Found,
+    readers: list[str],
+    reviewers: list[str],
+    overlays: tuple[Path, ...],
+    themes: tuple[str, ...],
 ) -> Pack:
+    """Read and check the passes of the pack ``found``, with the themes' folders over it."""
+    root = found.root
     passes_dir = root / "passes"
     if passes_dir.is_symlink():
         raise PackError(root, f"passes {NO_LINKS}")
@@ -181,11 +193,18 @@ def _load_pack(
         if entry.is_symlink():
             raise PackError(root, f"passes/{entry.name} {NO_LINKS}")
         if entry.suffix == ".toml":
-            passes.append(_load_pass(name, root, entry, readers, reviewers))
-    return Pack(name, root, source, tuple(passes))
+            passes.append(_load_pass(found.name, root, entry, readers, reviewers, overlays))
+    return Pack(found.name, root, found.source, tuple(passes), found.manifest, themes)
 
 
-def _load_pass(pack: str, root: Path, file: Path, readers: list[str], reviewers: list[str]) -> Pass:
+def _load_pass(
+    pack: str,
+    root: Path,
+    file: Path,
+    readers: list[str],
+    reviewers: list[str],
+    overlays: tuple[Path, ...],
+) -> Pass:
     # render imports this module's file rules, so it is imported here rather than on top.
     from hippo_core.dream.render import check_prompt
 
@@ -201,21 +220,30 @@ def _load_pass(pack: str, root: Path, file: Path, readers: list[str], reviewers:
     if fields.review not in reviewers:
         listing = _listing("reviewers", reviewers)
         raise PackError(file, f"review: '{fields.review}' is not a reviewer here; {listing}")
-    prompt = read_pack_file(root, fields.prompt, what="prompt", referrer=file)[0]
-    reviewer = read_pack_file(root, fields.reviewer, what="reviewer", referrer=file)[0]
+    roots = (*overlays, root)
+    prompt = read_overlaid(roots, fields.prompt, what="prompt", referrer=file)[0]
+    reviewer = read_overlaid(roots, fields.reviewer, what="reviewer", referrer=file)[0]
     pass_ = Pass(
         pack=pack,
         name=file.stem,
         root=root,
-        prompt=prompt.relative_to(root).as_posix(),
+        prompt=_relative(prompt, roots),
         reads=tuple(fields.reads),
-        reviewer=reviewer.relative_to(root).as_posix(),
+        reviewer=_relative(reviewer, roots),
         per_note=fields.per_note,
         input_budget_bytes=fields.input_budget_bytes,
         review=fields.review,
+        overlays=overlays,
     )
     check_prompt(pass_, readers)
     return pass_
+
+
+def _relative(path: Path, roots: tuple[Path, ...]) -> str:
+    for root in roots:
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    raise AssertionError(f"{path} is in none of the pack's folders")
 
 
 def _listing(what: str, names: Collection[str]) -> str:
@@ -240,13 +268,7 @@ def _validate(values: dict[str, Any], file: Path) -> PassFile:
         raise PackError(file, f'protocol must be "{PROTOCOL}", found {_shown(protocol)}')
     for key in values:
         if key not in PASS_KEYS:
-            close = difflib.get_close_matches(key, PASS_KEYS, n=1, cutoff=0.6)
-            hint = (
-                f" - did you mean '{close[0]}'?"
-                if close
-                else f"; the keys are: {', '.join(PASS_KEYS)}"
-            )
-            raise PackError(file, f"unknown key '{key}'{hint}")
+            raise PackError(file, unknown_key(key, PASS_KEYS))
     try:
         return PassFile.model_validate(values)
     except ValidationError as exc:
@@ -264,76 +286,13 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _refuse_twins(workspace: Workspace, packs: list[Pack]) -> None:
+def _refuse_twins(packs: list[Pack], workspace: Workspace | None) -> None:
     # --pass selects by file name, so a name may be used once over all packs.
     seen: dict[str, Pass] = {}
     for pass_ in _sorted_passes(packs):
         first = seen.setdefault(pass_.name, pass_)
         if first is not pass_:
-            other = workspace.relative(pass_.file)
+            other = workspace.relative(pass_.file) if workspace else str(pass_.file)
             problem = f"another pass is named '{pass_.name}': {other}; pass names must be unique"
-            raise PackError(first.file, problem).shown_in(workspace)
-
-
-def pack_path(rel: str) -> str:
-    """``rel`` with ``.`` and inner ``..`` resolved; ValueError when it leaves the pack."""
-    if "\\" in rel:
-        raise ValueError("contains a backslash; separate folders with /")
-    path = PurePosixPath(rel)
-    if path.is_absolute():
-        raise ValueError("is an absolute path; name a file relative to the pack")
-    parts: list[str] = []
-    for part in path.parts:
-        if part == "..":
-            if not parts:
-                raise ValueError("leaves the pack")
-            parts.pop()
-        elif part != ".":
-            parts.append(part)
-    if not parts:
-        raise ValueError("must name a file of the pack")
-    return "/".join(parts)
-
-
-def read_pack_file(
-    root: Path, rel: str, *, what: str, referrer: Path, line: int | None = None
-) -> tuple[Path, str]:
-    """The path and text of ``rel`` in the pack at ``root``, read without following links.
-
-    Raises :class:`PackError` naming ``referrer`` (the file that names ``rel``) when the
-    path leaves the pack, crosses a symbolic link, is missing, is not a regular file, has
-    more than :data:`MAX_FILE_BYTES` bytes or is not UTF-8.
-    """
-    try:
-        clean = pack_path(rel)
-    except ValueError as exc:
-        raise PackError(referrer, f"{what} '{rel}' {exc}", line) from None
-    path = root
-    for part in clean.split("/"):
-        path = path / part
-        shown = path.relative_to(root).as_posix()
-        if path.is_symlink():
-            raise PackError(referrer, f"{shown} {NO_LINKS}", line)
-        if not path.exists():
-            raise PackError(referrer, f"{what} {clean} does not exist", line)
-    if not path.is_file():
-        raise PackError(referrer, f"{what} {clean} is not a regular file", line)
-    try:
-        fd = os.open(path, _OPEN_FLAGS)
-    except OSError as exc:
-        raise PackError(referrer, f"{clean} cannot be read: {exc.strerror}", line) from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise PackError(referrer, f"{what} {clean} is not a regular file", line)
-        raw = handle.read(MAX_FILE_BYTES + 1)
-    if len(raw) > MAX_FILE_BYTES:
-        size = max(info.st_size, len(raw))
-        problem = f"{clean} is {size} bytes; prompts and personas may have at most {MAX_FILE_BYTES}"
-        raise PackError(referrer, problem, line)
-    try:
-        return path, raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise PackError(
-            referrer, f"{clean} is not UTF-8 (byte {exc.start}); save it as UTF-8", line
-        ) from None
+            error = PackError(first.file, problem)
+            raise error.shown_in(workspace) if workspace else error

@@ -70,6 +70,11 @@ def all_in(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
     return objects_in(directory)
 
 
+def created(record: dict[str, Any]) -> bool:
+    """True for the receipt of a change that created its note: ``before`` is null."""
+    return "before" in record and record["before"] is None
+
+
 def reverts(workspace: Workspace) -> list[dict[str, Any]]:
     """Every revert receipt of the workspace, oldest first."""
     directory = folder(workspace, "receipts")

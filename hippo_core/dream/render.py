@@ -20,8 +20,8 @@ from jinja2 import BaseLoader, Environment, StrictUndefined, TemplateSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 
 from hippo_core.dream.model import Pass
-from hippo_core.dream.packs import PackError, read_pack_file
 from hippo_core.errors import HippoError
+from hippo_core.packs.files import PackError, pack_path, read_overlaid
 
 INCLUDES = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)
 
@@ -30,7 +30,7 @@ def check_prompt(pass_: Pass, readers: Collection[str]) -> None:
     """Refuse the prompt of ``pass_`` if a file of its include tree does not compile or
     uses a placeholder that is not in the pass's ``reads`` (``readers``: the registered
     readers, to tell a reader the pass does not read from a name that is none)."""
-    walk = _Walk(_environment(pass_.root), pass_.root)
+    walk = _Walk(_environment(pass_.roots), pass_.roots)
     walk.visit(pass_.prompt, what="prompt", referrer=pass_.file, line=None, chain=())
     reads = ", ".join(pass_.reads) or "nothing"
     for use in walk.uses:
@@ -48,7 +48,7 @@ def check_prompt(pass_: Pass, readers: Collection[str]) -> None:
 
 def render_prompt(pass_: Pass, values: dict[str, str]) -> str:
     """The prompt of ``pass_`` with ``values`` (reader name -> text) in its placeholders."""
-    environment = _environment(pass_.root)
+    environment = _environment(pass_.roots)
     try:
         return environment.get_template(pass_.prompt).render(values)
     except HippoError:
@@ -60,7 +60,7 @@ def render_prompt(pass_: Pass, values: dict[str, str]) -> str:
     except Exception as exc:
         # Whatever a template does wrong (an undefined value, an unsafe attribute in the
         # sandbox, a division by zero) is the pack's problem: one line, never a traceback.
-        frame, line = _template_frame(exc.__traceback__, pass_.root)
+        frame, line = _template_frame(exc.__traceback__, pass_.roots)
         path = frame or pass_.root / pass_.prompt
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         raise PackError(path, f"cannot render: {message}", line) from None
@@ -71,15 +71,17 @@ def _braced(name: str) -> str:
 
 
 class _PackLoader(BaseLoader):
-    """Templates by their path in the pack, read under the rules of every pack file."""
+    """Templates by their path in the pack (or a theme over it), read under the rules of
+    every pack file."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, roots: tuple[Path, ...]) -> None:
+        self.roots = roots
 
     def get_source(
         self, environment: Environment, template: str
     ) -> tuple[str, str, Callable[[], bool]]:
-        path, text = read_pack_file(self.root, template, what="template", referrer=self.root)
+        referrer = self.roots[-1]
+        path, text = read_overlaid(self.roots, template, what="template", referrer=referrer)
         stamp = _stamp(path)
         return text, os.fspath(path), lambda: _stamp(path) == stamp
 
@@ -93,10 +95,10 @@ def _stamp(path: Path) -> tuple[int, int] | None:
 
 
 @functools.cache
-def _environment(root: Path) -> SandboxedEnvironment:
-    """One sandbox per pack folder; it reloads a template whose file changed."""
+def _environment(roots: tuple[Path, ...]) -> SandboxedEnvironment:
+    """One sandbox per pack folder (and themes); it reloads a template whose file changed."""
     environment = SandboxedEnvironment(
-        loader=_PackLoader(root),
+        loader=_PackLoader(roots),
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
@@ -119,15 +121,15 @@ class _Walk:
     """The files of a prompt's include tree, each compiled, and the names they use."""
 
     environment: SandboxedEnvironment
-    root: Path
+    roots: tuple[Path, ...]
     uses: list[_Use] = field(default_factory=list)
     done: set[str] = field(default_factory=set)
 
     def visit(
         self, name: str, *, what: str, referrer: Path, line: int | None, chain: tuple[str, ...]
     ) -> None:
-        path, source = read_pack_file(self.root, name, what=what, referrer=referrer, line=line)
-        rel = path.relative_to(self.root).as_posix()
+        path, source = read_overlaid(self.roots, name, what=what, referrer=referrer, line=line)
+        rel = pack_path(name)
         if rel in chain:
             circle = " -> ".join((*chain[chain.index(rel) :], rel))
             raise PackError(referrer, f"includes go round in a circle: {circle}", line)
@@ -164,10 +166,12 @@ def _line_of_include(tree: nodes.Template, ref: str) -> int | None:
     return None
 
 
-def _template_frame(trace: TracebackType | None, root: Path) -> tuple[Path | None, int | None]:
+def _template_frame(
+    trace: TracebackType | None, roots: tuple[Path, ...]
+) -> tuple[Path | None, int | None]:
     """The innermost template frame of a failed render: jinja2 maps its lines to the file."""
     found: tuple[Path | None, int | None] = (None, None)
-    inside = os.fspath(root) + os.sep
+    inside = tuple(os.fspath(root) + os.sep for root in roots)
     while trace is not None:
         filename = trace.tb_frame.f_code.co_filename
         if filename.startswith(inside):

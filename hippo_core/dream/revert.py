@@ -2,7 +2,9 @@
 
 Refused when the note was edited after the change (``--force`` overrides). The text the
 change replaced is then confirmed by a person: verify sees it as true for as long as it
-stays in the note, and the same change is refused if a model proposes it again.
+stays in the note, and the same change is refused if a model proposes it again. A change
+whose receipt has no ``before`` (null: it created the note) is reverted by deleting the
+note; it has no snapshot.
 """
 
 from __future__ import annotations
@@ -61,25 +63,35 @@ def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -
             raise HippoError(f"{shown} was already reverted by receipt {earlier.get('id')}")
     note = str(record.get("note"))
     note_path = workspace.notes_dir / note
+    created = receipts.created(record)
     snapshot = workspace.root / str(record.get("snapshot") or "")
-    if not record.get("snapshot") or not snapshot.is_file():
+    if not created and (not record.get("snapshot") or not snapshot.is_file()):
         raise HippoError(
             f"{shown}: the snapshot {record.get('snapshot')} is not on this machine "
             "(snapshots stay where the change was dreamed); use git to undo the change here"
         )
     try:
-        current = note_path.read_bytes()
+        current: bytes | None = note_path.read_bytes()
     except FileNotFoundError:
-        current = b""
-    if note_digest(current) != record.get("after") and not force:
+        current = None
+    now = None if current is None else note_digest(current)
+    if now != record.get("after") and not force:
+        if current is None and created:
+            raise HippoError(
+                f"{workspace.relative(note_path)} was deleted after the change of {shown}; "
+                "pass --force to record the revert anyway"
+            )
         raise HippoError(
             f"{workspace.relative(note_path)} was edited after the change of {shown}; "
             "reverting would lose those edits: pass --force to revert anyway"
         )
-    previous = snapshot.read_bytes()
+    previous = None if created else snapshot.read_bytes()
     proposal = _proposal(workspace, record)
     revert_id = receipts.new_id()
-    atomic_write(note_path, previous)
+    if previous is None:
+        note_path.unlink(missing_ok=True)
+    else:
+        atomic_write(note_path, previous)
     out = receipts.folder(workspace, "receipts") / f"{revert_id}.json"
     receipts.write(
         out,
@@ -88,9 +100,9 @@ def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -
             "type": receipts.REVERT,
             "reverts": receipt_id,
             "note": note,
-            "before": note_digest(current),
-            "after": note_digest(previous),
-            "forced": force and note_digest(current) != record.get("after"),
+            "before": now,
+            "after": None if previous is None else note_digest(previous),
+            "forced": force and now != record.get("after"),
             "confirmed": proposal.get("old", "") if proposal.get("kind") == "replace" else "",
             "undone": proposal.get("new", ""),
             "applied": receipts.now(),

@@ -29,7 +29,12 @@ def review_prompt(request: ReviewRequest) -> str:
         parts.append(
             "old (the text to be replaced, exactly as in the note):\n" + fence(proposal.old)
         )
-    label = "new (the text that replaces old):" if proposal.old else "new (the text added):"
+    if proposal.old:
+        label = "new (the text that replaces old):"
+    elif not request.note_text:
+        label = "new (the whole new note):"
+    else:
+        label = "new (the text added):"
     parts.append(f"{label}\n" + fence(proposal.new))
     for key, value in proposal.extra.items():
         parts.append(f"{key}:\n" + fence(value if isinstance(value, str) else json.dumps(value)))

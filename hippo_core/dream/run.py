@@ -41,6 +41,16 @@ class Options:
     only: str | None = None
     dry_run: bool = False
     since: datetime | None = None
+    # What ``hippo eval`` sets to run one case exactly; ``hippo dream`` leaves them None.
+    until: datetime | None = None
+    """The window's end instead of now."""
+    backend: ModelBackend | None = None
+    """The backend to use instead of the one the settings name."""
+    transcripts: dict[str, tuple[str, ...]] | None = None
+    """The only transcript folders to ingest, by tool: no default folders, no
+    ``transcript_dirs``."""
+    passes: frozenset[str] | None = None
+    """The keys (``<pack>/<name>``) of the passes to run; None runs them all."""
 
 
 @dataclass(frozen=True)
@@ -131,12 +141,17 @@ def _run(
     from hippo_core.index.ingest import ingest
 
     passes = load_passes(workspace, plugins, only=options.only)
-    backend = None if options.dry_run else _backend(workspace, plugins)
-    extra = {
-        tool: tuple(str(workspace.root / Path(folder).expanduser()) for folder in folders)
-        for tool, folders in workspace.settings.transcript_dirs.items()
-    }
-    summary = ingest(extra_dirs=extra, say=say)
+    if options.passes is not None:
+        passes = [p for p in passes if p.key in options.passes]
+    backend = None if options.dry_run else options.backend or _backend(workspace, plugins)
+    if options.transcripts is not None:
+        summary = ingest(extra_dirs=options.transcripts, defaults=False, say=say)
+    else:
+        extra = {
+            tool: tuple(str(workspace.root / Path(folder).expanduser()) for folder in folders)
+            for tool, folders in workspace.settings.transcript_dirs.items()
+        }
+        summary = ingest(extra_dirs=extra, say=say)
     records = write_derived(index_path(), workspace)
     written = f"{records} session record{'' if records == 1 else 's'} written"
     report.add("Inputs", f"ingest: {summary.line()}; {written}")
@@ -144,7 +159,7 @@ def _run(
         for receipt, settled in reconcile(workspace):
             report.add("Applied", f"`{receipt}`: left by an interrupted run, now {settled}")
     index = TurnIndex.open(index_path())
-    now = datetime.now(UTC)
+    now = options.until or datetime.now(UTC)
     saved = dream_state.read_state(workspace)
     # A failed chunk is where the next run starts, even when nothing succeeded before it.
     resume = dream_state.parse_time(saved.get("retry_from") or saved.get("last_success"))

@@ -222,7 +222,7 @@ class UnitRunner:
                 else:
                     passed.append(proposal)
         for proposal in passed:
-            self._review(proposal, prompt_notes[proposal.note], call, size)
+            self._review(proposal, prompt_notes.get(proposal.note, ""), call, size)
 
     def _turn(self, session: str, ordinal: int) -> TurnText | None:
         key = (session, ordinal)
@@ -263,7 +263,9 @@ class UnitRunner:
             + ")",
         )
         self.plugins.event(workspace, Event("proposal", {"proposal": proposal.id}))
-        note_text = (workspace.notes_dir / proposal.note).read_text(encoding="utf-8")
+        # A create's note does not exist yet: the reviewer sees it as empty.
+        note_path = workspace.notes_dir / proposal.note
+        note_text = note_path.read_text(encoding="utf-8") if note_path.exists() else ""
         evidence = tuple(t for e in proposal.evidence if (t := self._turn(e.session, e.ordinal)))
         reviewer = self.plugins.reviewers()[self.pass_.review]
         request = ReviewRequest(

@@ -1,9 +1,11 @@
 """The built-in checks every proposal passes before a reviewer sees it.
 
-In order: the note (a visible ``.md`` file below ``notes_dir`` that went into the prompt),
-the evidence (each turn exists in the index), the kind's own checks, and text humans
-confirmed by reverting (never changed again, the same change never made again). The chain
-stops at the first check that fails: later checks need what earlier ones establish.
+In order: the note (a visible ``.md`` file below ``notes_dir`` that went into the prompt;
+for a kind that creates a note, a path below ``notes_dir`` where nothing exists yet), the
+evidence (each turn exists in the index), the kind's own checks (and, for a new note, the
+linters), and text humans confirmed by reverting (never changed again, the same change
+never made again). The chain stops at the first check that fails: later checks need what
+earlier ones establish.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import stat
 from pathlib import PurePosixPath
 
+from hippo_core.dream.kinds import creates
 from hippo_core.dream.model import CheckContext, Proposal
 
 
@@ -28,6 +31,8 @@ class NotePath:
             return [f"note {note!r} is hidden (a name starts with '.'), so not a note"]
         if path.suffix != ".md":
             return [f"note {note!r} is not a .md file"]
+        if creates(context.kinds.get(proposal.kind)):
+            return _new_note(note, context)
         current = context.workspace.notes_dir
         for part in path.parts:
             current = current / part
@@ -48,6 +53,30 @@ class NotePath:
         if note not in context.prompt_notes:
             return [f"note {note!r} was not in the prompt"]
         return []
+
+
+def _new_note(note: str, context: CheckContext) -> list[str]:
+    """A new note's path: nothing there yet, and no link or file on the way to it."""
+    if note == context.workspace.log_note:
+        return [f"note {note!r} is the session log, which `hippo log` writes"]
+    current = context.workspace.notes_dir
+    parts = PurePosixPath(note).parts
+    for depth, part in enumerate(parts, start=1):
+        current = current / part
+        try:
+            mode = current.lstat().st_mode
+        except FileNotFoundError:
+            return []  # the applier makes the missing folders
+        except OSError:
+            return [f"note {note!r} cannot be looked up"]
+        if depth == len(parts):
+            return [f"note {note!r} exists already; a create makes a new note"]
+        if stat.S_ISLNK(mode):
+            return [f"note {note!r} goes through a symbolic link"]
+        if not stat.S_ISDIR(mode):
+            folder = "/".join(parts[:depth])
+            return [f"note {note!r} is below {folder!r}, which is a file, not a folder"]
+    return []
 
 
 class EvidenceExists:
@@ -71,9 +100,26 @@ class KindChecks:
         if kind is None:
             known = ", ".join(sorted(context.kinds))
             return [f"kind {proposal.kind!r} is not one of: {known}"]
-        raw = (context.workspace.notes_dir / proposal.note).read_bytes()
+        new_note = creates(kind)
+        raw = b"" if new_note else (context.workspace.notes_dir / proposal.note).read_bytes()
         turns = [context.turn(e.session, e.ordinal) for e in proposal.evidence]
-        return kind.check(proposal, raw, [t for t in turns if t is not None])
+        problems = kind.check(proposal, raw, [t for t in turns if t is not None])
+        if new_note and not problems:
+            problems = _lint_errors(proposal, context)
+        return problems
+
+
+def _lint_errors(proposal: Proposal, context: CheckContext) -> list[str]:
+    """The error-level findings of every registered linter on a new note's text."""
+    from hippo_core.notes.note import parse_note
+    from hippo_core.plugins import load_plugins
+
+    note = parse_note(proposal.note, proposal.new.encode("utf-8"))
+    return [
+        f"new fails the linter: {f.code}" + (f": {f.detail}" if f.detail else "")
+        for f in load_plugins().lint_note(context.workspace, note)
+        if f.level == "error"
+    ]
 
 
 class HumanConfirmed:
@@ -83,12 +129,14 @@ class HumanConfirmed:
         from hippo_core.dream.receipts import undone_texts
 
         problems = []
-        text = (context.workspace.notes_dir / proposal.note).read_text(encoding="utf-8")
-        start = text.find(proposal.old) if proposal.old else -1
-        for confirmed, receipt in context.confirmed(proposal.note):
-            at = text.find(confirmed)
-            if start >= 0 and start < at + len(confirmed) and at < start + len(proposal.old):
-                problems.append(f"old changes text a person confirmed by revert {receipt}")
+        if not creates(context.kinds.get(proposal.kind)):
+            # A new note has no text yet, so none a person confirmed.
+            text = (context.workspace.notes_dir / proposal.note).read_text(encoding="utf-8")
+            start = text.find(proposal.old) if proposal.old else -1
+            for confirmed, receipt in context.confirmed(proposal.note):
+                at = text.find(confirmed)
+                if start >= 0 and start < at + len(confirmed) and at < start + len(proposal.old):
+                    problems.append(f"old changes text a person confirmed by revert {receipt}")
         for undone, receipt in undone_texts(context.workspace, proposal.note):
             if " ".join(undone.split()) == " ".join(proposal.new.split()):
                 problems.append(f"the same change was reverted by {receipt}")

@@ -81,9 +81,16 @@ class Unit:
 
 
 def discover(
-    sources: dict[str, TranscriptSource], extra: dict[str, tuple[str, ...]]
+    sources: dict[str, TranscriptSource],
+    extra: dict[str, tuple[str, ...]],
+    *,
+    defaults: bool = True,
 ) -> tuple[list[Unit], list[str]]:
-    """Every transcript file of every source, default folders first, each path once."""
+    """Every transcript file of every source, default folders first, each path once.
+
+    ``defaults=False`` skips each source's default folders (``source.roots``): only the
+    folders of ``extra`` are read (``hippo eval`` keeps a case away from the user's own).
+    """
     env, home = os.environ, Path.home()
     units: dict[Path, Unit] = {}
     problems = [
@@ -99,7 +106,8 @@ def discover(
             if name in sources and not Path(folder).expanduser().is_dir()
         )
     for name, source in sorted(sources.items()):
-        roots = [*source.roots(env, home), *(Path(d).expanduser() for d in extra.get(name, ()))]
+        own = source.roots(env, home) if defaults else []
+        roots = [*own, *(Path(d).expanduser() for d in extra.get(name, ()))]
         for root in dict.fromkeys(roots):
             try:
                 for path in source.discover(root):
@@ -249,11 +257,13 @@ def ingest(
     *,
     full: bool = False,
     extra_dirs: dict[str, tuple[str, ...]] | None = None,
+    defaults: bool = True,
     say: Callable[[str], None] = lambda line: None,
     progress: Callable[[int, int], Callable[[int], None]] | None = None,
 ) -> IngestSummary:
     """Index every transcript that changed since the last run (all of them with ``full``).
 
+    ``defaults=False`` reads only ``extra_dirs``, none of the agents' default folders.
     ``say`` gets notices (a rebuild, waiting for another ingest); ``progress`` is called
     with the number of files and their total size and returns a callback for bytes read.
     """
@@ -271,7 +281,8 @@ def ingest(
         except sqlite3.OperationalError as exc:
             raise HippoError(f"{path}: {exc}; is another program using it?") from None
         try:
-            units, summary.problems = discover(load_plugins().sources(), extra_dirs or {})
+            sources = load_plugins().sources()
+            units, summary.problems = discover(sources, extra_dirs or {}, defaults=defaults)
             advance = None
             if progress is not None:
                 advance = progress(len(units), sum(_size(u.path) for u in units))

@@ -94,6 +94,7 @@ _LABEL = re.compile(
     r"|(?:api|private|access)[_-]?key|credential",
     re.IGNORECASE,
 )
+REDACTED_PREFIX = "[redacted:"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _NAME_RUN = re.compile(r"[\w.-]*", re.ASCII)
 _LONGEST_NAME = 200  # a longer run of name characters is data (base64, a hash), not a name
@@ -224,6 +225,8 @@ def _redact_assignments(text: str, hits: list[int]) -> tuple[str, int]:
         while start > floor and text[start - 1] in _NAME_CHARS:
             start -= 1
         seen = _run_end(text, hit)  # later hits in this run are the same name
+        if text.endswith(REDACTED_PREFIX, 0, start):
+            continue  # the kind in an earlier `[redacted:secret]`, not a name
         match = _ASSIGNMENT.match(text, start)
         if match is None or (start == floor > kept and text[start - 1] in _NAME_CHARS):
             continue

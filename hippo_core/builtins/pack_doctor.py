@@ -1,0 +1,56 @@
+"""``hippo doctor``'s checks of the packs as installed: what each theme that is on overrides,
+which packs were edited since they were installed, and a lock file that matches the folders.
+
+Whether the packs load at all (and what they need installed) is dreaming's check.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hippo_core.errors import HippoError
+from hippo_core.findings import Finding
+from hippo_core.plugins import hookimpl
+
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
+
+@hookimpl
+def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    from hippo_core.packs.files import PackError
+    from hippo_core.packs.listing import list_packs
+    from hippo_core.packs.lock import lock_path, read_lock
+    from hippo_core.plugins import load_plugins
+
+    try:
+        rows, _ = list_packs(workspace, load_plugins())
+        lock = read_lock(workspace)
+    except PackError:
+        return []  # dreaming's check names it
+    except HippoError as exc:
+        return [Finding("error", "packs", str(exc))]
+    findings = []
+    for row in rows:
+        if row.overlays and row.active:
+            overrides = ", ".join(row.overrides) or "nothing"
+            detail = f"theme {row.name} over {row.overlays} overrides {overrides}"
+            findings.append(Finding("info", "themes", detail))
+        if row.edited:
+            detail = f"{row.name} was edited since it was installed: {', '.join(row.edited)}"
+            findings.append(Finding("info", "packs", detail))
+        if not row.version and row.source.startswith(".hippo/"):
+            detail = f"{row.source} has no pack.toml; write one (hippo pack new shows the keys)" + (
+                ", or run `hippo init` to add core's" if row.name == "core" else ""
+            )
+            findings.append(Finding("warning", "packs", detail, row.source))
+    here = {row.name for row in rows}
+    shown = workspace.relative(lock_path(workspace))
+    for name, entry in sorted(lock.items()):
+        if name not in here:
+            detail = (
+                f"{shown} records the pack '{name}' ({entry.source}) but it is not here; "
+                f"reinstall it (hippo pack add {name}) or drop it (hippo pack remove {name})"
+            )
+            findings.append(Finding("warning", "packs", detail, shown))
+    return findings

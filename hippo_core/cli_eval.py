@@ -1,0 +1,90 @@
+"""``hippo eval pack``: measure a pack on its recorded cases (docs/eval.md).
+
+Registered on the main app by :mod:`hippo_core.cli`; the kernel is
+:mod:`hippo_core.packs.evals`, imported inside the command.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import typer
+
+from hippo_core.errors import UsageError
+
+if TYPE_CHECKING:
+    from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode
+
+eval_app = typer.Typer(
+    help="Measure packs on recorded cases.", no_args_is_help=True, rich_markup_mode=None
+)
+
+#: What each rate's counts are, as its line says them: "(1 of 2 expected changes applied)".
+COUNTS = {
+    "validity": "proposals passed the checks",
+    "precision": "applied changes were expected",
+    "recall": "expected changes applied",
+    "agreement": "verdicts agree with the expectation",
+}
+
+
+@eval_app.command("pack")
+def pack(
+    spec: str = typer.Argument(
+        ..., metavar="PACK", help="A pack folder, or the name of a pack that runs here."
+    ),
+    cases: list[str] = typer.Option(
+        [], "--case", metavar="NAME", help="Run only this case (repeat for more)."
+    ),
+    record: bool = typer.Option(
+        False, "--record", help="Call the model and write each case's recorded.json."
+    ),
+    replay: bool = typer.Option(
+        False, "--replay", help="Call no model: answer from each case's recorded.json."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object, for CI."),
+) -> None:
+    """Run a pack's eval cases; print validity, precision, recall and agreement."""
+    from hippo_core.packs.evals import run_eval
+    from hippo_core.packs.evals_case import CaseError
+
+    if record and replay:
+        raise UsageError("give --record or --replay, not both")
+    mode: Mode = "record" if record else "replay" if replay else "live"
+    progress = (lambda case: None) if as_json else _case_line
+    try:
+        result = run_eval(spec, cases=cases, mode=mode, progress=progress)
+    except CaseError as error:
+        for line in error.problems:
+            typer.echo(f"error: {line}", err=True)
+        raise typer.Exit(1) from None
+    if as_json:
+        typer.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        _summary(result)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _case_line(case: CaseResult) -> None:
+    typer.echo(f"{case.name}: {case.summary()}")
+
+
+def _summary(result: EvalResult) -> None:
+    for name, rate in result.rates().items():
+        shown = "   -" if rate.value is None else f"{rate.value:.2f}"
+        typer.echo(f"{name:<11}{shown}  ({rate.hits} of {rate.total} {COUNTS[name]})")
+    totals = result.totals()
+    typer.echo(f"{'calls':<11}{totals['calls']}")
+    typer.echo(f"{'bytes':<11}{totals['bytes_in']:,} in, {totals['bytes_out']:,} out")
+    typer.echo(f"{'seconds':<11}{totals['seconds']:.2f}")
+    failed = sum(case.status != "ok" for case in result.cases)
+    if failed:
+        cases = f"{len(result.cases)} case{'s' if len(result.cases) != 1 else ''}"
+        verb = "is" if failed == 1 else "are"
+        typer.echo(f"{failed} of {cases} failed and {verb} left out of the figures", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(eval_app, name="eval")
