@@ -14,7 +14,9 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
@@ -272,22 +274,27 @@ def _extract_tar(archive: Path, into: Path) -> None:
     try:
         with tarfile.open(archive, mode="r:gz") as tar:
             infos = tar.getmembers()
-            members = []
-            for info in infos:
-                members.append(_tar_member(info))
-            _check_all(members)
-            into.mkdir()
-            for info, member in zip(infos, members, strict=True):
-                if member.is_dir:
-                    (into / member.name).mkdir(parents=True, exist_ok=True)
-                    continue
-                source = tar.extractfile(info)
-                if source is None:  # pragma: no cover - regular members always have data
-                    raise ArchiveError(member.name, "cannot be read")
-                with source:
-                    _write(into, member, source)
+            members = [_tar_member(info) for info in infos]
+            _unpack(into, members, [partial(tar.extractfile, info) for info in infos])
     except (tarfile.TarError, EOFError, OSError) as exc:
         raise ArchiveError("", f"is not a readable tar.gz archive ({exc})") from None
+
+
+def _unpack(
+    into: Path, members: list[_Member], openers: list[Callable[[], IO[bytes] | None]]
+) -> None:
+    """Check every member, then write them into the new folder ``into``, in order."""
+    _check_all(members)
+    into.mkdir()
+    for member, opener in zip(members, openers, strict=True):
+        if member.is_dir:
+            (into / member.name).mkdir(parents=True, exist_ok=True)
+            continue
+        source = opener()
+        if source is None:  # pragma: no cover - regular members always have data
+            raise ArchiveError(member.name, "cannot be read")
+        with source:
+            _write(into, member, source)
 
 
 def _tar_member(info: Any) -> _Member:
@@ -313,14 +320,7 @@ def _extract_zip(archive: Path, into: Path) -> None:
         with zipfile.ZipFile(archive) as zip_:
             infos = zip_.infolist()
             members = [_zip_member(info) for info in infos]
-            _check_all(members)
-            into.mkdir()
-            for info, member in zip(infos, members, strict=True):
-                if member.is_dir:
-                    (into / member.name).mkdir(parents=True, exist_ok=True)
-                    continue
-                with zip_.open(info) as source:
-                    _write(into, member, source)
+            _unpack(into, members, [partial(zip_.open, info) for info in infos])
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError) as exc:
         raise ArchiveError("", f"is not a readable zip archive ({exc})") from None
 
