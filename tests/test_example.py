@@ -56,6 +56,7 @@ def test_the_readme_main_job_on_the_example(
     assert sorted(os.listdir(root / ".hippo")) == [
         "cache",
         "packs",
+        "packs.lock",
         "reports",
         "sessions",
         "settings.toml",
@@ -63,7 +64,9 @@ def test_the_readme_main_job_on_the_example(
 
 
 def test_the_example_ships_the_core_pack_as_hippo_init_writes_it():
+    from hippo_core.packs.listing import list_packs
     from hippo_core.plugins import load_plugins
+    from hippo_core.workspace import Workspace
 
     source = load_plugins().packs()["core"].directory
     shipped = EXAMPLE / ".hippo" / "packs" / "core"
@@ -72,3 +75,5 @@ def test_the_example_ships_the_core_pack_as_hippo_init_writes_it():
     )
     assert names == sorted(p.relative_to(shipped) for p in shipped.rglob("*.*"))
     assert all(filecmp.cmp(source / name, shipped / name, shallow=False) for name in names)
+    # ... and its lock entry says so, so that `hippo pack list` shows it unedited.
+    assert list_packs(Workspace.open(EXAMPLE), load_plugins())[0][0].edited == []
