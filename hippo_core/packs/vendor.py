@@ -16,15 +16,13 @@ from hippo_core.errors import HippoError, UsageError
 
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins import PackSource, Plugins
     from hippo_core.workspace import Workspace
 
 
 def vendor(workspace: Workspace, plugins: Plugins, name: str) -> Locked:
     """Copy the pack ``name`` from the distribution that ships it; returns its lock entry."""
-    from hippo_core.dream.packs import check_pack
-    from hippo_core.packs.files import PackError
-    from hippo_core.packs.lock import Locked, update_lock
+    from hippo_core.packs.changing import changing_packs
 
     sources = plugins.packs()
     if name not in sources:
@@ -32,8 +30,16 @@ def vendor(workspace: Workspace, plugins: Plugins, name: str) -> Locked:
         raise UsageError(
             f"no installed distribution ships a pack named '{name}'; they ship: {shipped}"
         )
-    source = sources[name]
-    target = workspace.packs_dir / name
+    with changing_packs(workspace):
+        return _copy(workspace, plugins, sources[name])
+
+
+def _copy(workspace: Workspace, plugins: Plugins, source: PackSource) -> Locked:
+    from hippo_core.dream.packs import check_pack
+    from hippo_core.packs.files import PackError
+    from hippo_core.packs.lock import Locked, update_lock
+
+    target = workspace.packs_dir / source.name
     if os.path.lexists(target):
         raise HippoError(
             f"{workspace.relative(target)} already exists; it is the copy that runs here "
@@ -43,16 +49,14 @@ def vendor(workspace: Workspace, plugins: Plugins, name: str) -> Locked:
         pack = check_pack(source.directory, plugins)
     except PackError as exc:
         raise HippoError(
-            f"the pack '{name}' of {source.plugin.distribution} is broken: {exc}"
+            f"the pack '{source.name}' of {source.plugin.distribution} is broken: {exc}"
         ) from None
-    builtin = source.plugin.builtin
-    origin = f"{source.plugin.distribution} {source.plugin.version}".strip()
     copy_pack(source.directory, target, workspace)
     entry = Locked(
-        name=name,
+        name=source.name,
         version=pack.manifest.version if pack.manifest else "",
-        origin="builtin" if builtin else "vendored",
-        source=origin,
+        origin="builtin" if source.plugin.builtin else "vendored",
+        source=f"{source.plugin.distribution} {source.plugin.version}".strip(),
     ).with_files(target)
     update_lock(workspace, entry)
     return entry
