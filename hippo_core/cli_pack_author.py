@@ -16,6 +16,7 @@ import typer
 
 if TYPE_CHECKING:
     from hippo_core.dream.packs import Pack
+    from hippo_core.plugins import Plugins
 
 
 def new(
@@ -77,7 +78,8 @@ def check(
     }
     try:
         root = pack_folder(path)
-        pack = check_pack(Path(os.path.abspath(root)), load_plugins())
+        plugins = load_plugins()
+        pack = check_pack(Path(os.path.abspath(root)), plugins, beside=_beside(plugins))
     except PackError as error:
         shown = PackError(Path(_shown(error.path, relative)), error.problem, error.line)
         _fail(report, [str(shown)], as_json)
@@ -89,6 +91,18 @@ def check(
         _done(report, as_json)
         return
     _replay(report, pack, Path(os.path.abspath(root)), as_json)
+
+
+def _beside(plugins: Plugins) -> dict[str, Path]:
+    """The packs of the workspace here, by name (none outside a workspace), for a theme."""
+    from hippo_core.errors import HippoError
+    from hippo_core.packs.survey import survey
+    from hippo_core.workspace import Workspace
+
+    try:
+        return {found.name: found.root for found in survey(Workspace.find(), plugins).packs}
+    except HippoError:
+        return {}
 
 
 def _described(pack: Pack, shown: str) -> dict[str, Any]:

@@ -362,6 +362,31 @@ def test_check_checks_a_theme_against_the_pack_it_overlays(hippo: HippoRunner, w
     )
 
 
+def test_check_checks_a_theme_against_a_pack_of_the_workspace_here(hippo: HippoRunner, work: Path):
+    assert hippo("init", cwd=work).code == 0
+    team = work / ".hippo/packs/team"
+    (team / "passes").mkdir(parents=True)
+    (team / "passes/review.toml").write_text(
+        'protocol = "HIPPO_V1"\nprompt = "prompts/review.md"\nreads = ["notes"]\n'
+        'reviewer = "personas/judge.md"\nper_note = false\n',
+        encoding="utf-8",
+    )
+    for rel, text in {"prompts/review.md": "{{notes}}\n", "personas/judge.md": "Judge.\n"}.items():
+        (team / rel).parent.mkdir(parents=True, exist_ok=True)
+        (team / rel).write_text(text, encoding="utf-8")
+    theme = write_theme(work / "terse", {"prompts/review.md": "{{notes}}\n{{turns}}\n"})
+    (theme / "pack.toml").write_text(
+        (theme / "pack.toml").read_text().replace('"core"', '"team"'), encoding="utf-8"
+    )
+    result = check(hippo, work, "terse")
+    assert result.err == (
+        "error: terse/prompts/review.md:2: placeholder {{turns}} is not in the reads of "
+        "passes/review.toml (notes)\n"
+    )
+    (theme / "prompts/review.md").write_text("Briefly.\n{{notes}}\n", encoding="utf-8")
+    assert check(hippo, work, "terse").out == "ok: terse 1.0 (a theme over team)\n"
+
+
 # hippo pack check --json
 
 

@@ -124,11 +124,12 @@ def load_passes(workspace: Workspace, plugins: Plugins, *, only: str | None = No
     return _sorted_passes(load_packs(workspace, plugins, only=only))
 
 
-def check_pack(root: Path, plugins: Plugins) -> Pack:
+def check_pack(root: Path, plugins: Plugins, *, beside: dict[str, Path] | None = None) -> Pack:
     """Check the pack (or theme) in the folder ``root`` as the loader would, on its own.
 
-    It needs a ``pack.toml``. A theme is checked against the pack it overlays when a plugin
-    ships that pack (hippo's own ``core``, say). Raises :class:`PackError`.
+    It needs a ``pack.toml``. A theme is checked against the pack it overlays when that is
+    in ``beside`` (the packs of the workspace at hand, by name) or a plugin ships it
+    (hippo's own ``core``, say). Raises :class:`PackError`.
     """
     from hippo_core.packs.survey import Found, check_requirements, theme_overrides
 
@@ -136,12 +137,13 @@ def check_pack(root: Path, plugins: Plugins) -> Pack:
     check_requirements(manifest, root / MANIFEST)
     found = Found(manifest.name, root, "folder", manifest)
     if manifest.is_theme:
-        target = plugins.packs().get(manifest.overlays)
-        if target is None:
+        shipped = plugins.packs().get(manifest.overlays)
+        target = (beside or {}).get(manifest.overlays) or (shipped and shipped.directory)
+        if not target:
             theme_overrides(found, root)  # the structure, at least: no passes, no links
             return Pack(found.name, root, found.source, (), manifest)
-        theme_overrides(found, target.directory)
-        base = Found(manifest.overlays, target.directory, "folder", None)
+        theme_overrides(found, target)
+        base = Found(manifest.overlays, target, "folder", None)
         readers, reviewers = sorted(plugins.readers()), sorted(plugins.reviewers())
         load_found(base, readers, reviewers, (root,), (found.name,))
         return Pack(found.name, root, found.source, (), manifest)
