@@ -10,12 +10,11 @@ import json
 import os
 import socket
 import sys
-import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from hippo_core.plugins import load_plugins
 from hippo_core.workspace import Workspace
 
 from .conftest import WorkspaceMaker
+from .local_http import start_server
 from .models import calls, model_settings, scripted_model
 
 
@@ -249,8 +249,6 @@ class Server:
 
 @pytest.fixture
 def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
-    for proxy in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
-        monkeypatch.delenv(proxy, raising=False)
     state = Server()
 
     class Handler(BaseHTTPRequestHandler):
@@ -276,22 +274,12 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    class Quiet(ThreadingHTTPServer):
-        daemon_threads = True
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass
-
-    httpd = Quiet(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1/"
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
+    url, stop = start_server(Handler, monkeypatch)
+    state.url = f"{url}v1/"
     try:
         yield state
     finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+        stop()
 
 
 def openai_settings(url: str, *, key_env: str = "", timeout: float = 5.0) -> str:

@@ -16,11 +16,10 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import threading
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ from hippo_core.packs.registries import cache_file
 from hippo_core.packs.registry import index_problems
 
 from .conftest import HippoRunner, WorkspaceMaker
+from .local_http import start_server
 
 ROOT = Path(__file__).resolve().parent.parent
 CORE = ROOT / "hippo_packs" / "core"
@@ -173,35 +173,15 @@ class Server:
 
 @contextlib.contextmanager
 def serving(root: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
-    for proxy in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy"):
-        monkeypatch.delenv(proxy, raising=False)
     root.mkdir(parents=True, exist_ok=True)
 
     class Handler(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    class Quiet(ThreadingHTTPServer):
-        daemon_threads = True
-
-        def handle_error(self, request: Any, client_address: Any) -> None:
-            pass
-
-    httpd = Quiet(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    stopped = False
-
-    def stop() -> None:
-        nonlocal stopped
-        if not stopped:
-            stopped = True
-            httpd.shutdown()
-            httpd.server_close()
-            thread.join()
-
+    url, stop = start_server(functools.partial(Handler, directory=str(root)), monkeypatch)
     try:
-        yield Server(root, f"http://127.0.0.1:{httpd.server_address[1]}/", stop)
+        yield Server(root, url, stop)
     finally:
         stop()
 
