@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import tempfile
-import tomllib
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -109,15 +108,16 @@ def resolve_pack(spec: str, workspace: Workspace | None, plugins: Plugins) -> tu
 
 
 def _declared_name(root: Path) -> str:
-    """``name`` in the pack's ``pack.toml`` when it is a plain folder name; else the
-    folder's name (the pack loader, not eval, reports a bad ``pack.toml``)."""
+    """``name`` in the pack's ``pack.toml``; else the folder's name (the pack loader, not
+    eval, reports a bad ``pack.toml``)."""
+    from hippo_core.packs.files import PackError
+    from hippo_core.packs.manifest import read_manifest
+
     try:
-        name = tomllib.loads((root / "pack.toml").read_text(encoding="utf-8")).get("name")
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        manifest = read_manifest(root)
+    except PackError:
         return root.name
-    if isinstance(name, str) and name and name[0] != "." and not set(name) & set("/\\"):
-        return name
-    return root.name
+    return manifest.name if manifest else root.name
 
 
 def model_settings(workspace: Workspace | None) -> str:
