@@ -9,7 +9,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from typer._click import Context
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -23,11 +25,14 @@ Every command's `--help`, as the installed `hippo` prints it. This page is gener
 """
 
 
-def command_paths(command: object, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+def command_paths(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
     """The path of every command and group, depth first, in the order --help lists them."""
     yield path
-    for name, sub in getattr(command, "commands", {}).items():
-        yield from command_paths(sub, (*path, name))
+    if not hasattr(command, "list_commands"):
+        return
+    context = Context(command, info_name="hippo")
+    for name in command.list_commands(context):
+        yield from command_paths(command.get_command(context, name), (*path, name))
 
 
 def render() -> str:

@@ -2,22 +2,21 @@
 
 The public API for plugins and scripts. Plugins mark their hook functions with
 :data:`hookimpl`; the hooks are documented in :mod:`hippo_core.hookspecs`.
+
+Every name below is imported on first use (a module ``__getattr__``), so ``import
+hippo_core`` costs next to nothing: an agent's hooks import the package on every prompt.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
-from hippo_core.context import ContextBlock, ContextPart, OverBudget, build_context
-from hippo_core.errors import HippoError, UsageError
-from hippo_core.findings import Finding
-from hippo_core.notes.note import Note
-from hippo_core.plugins import hookimpl, load_plugins
-from hippo_core.settings import Settings
-from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
-from hippo_core.workspace import Workspace
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
+    from hippo_core.budget import ContextBlock, ContextPart, OverBudget
+    from hippo_core.context import build_context
     from hippo_core.dream.model import (
         Call,
         CheckContext,
@@ -40,10 +39,19 @@ if TYPE_CHECKING:
         Validator,
         Verdict,
     )
+    from hippo_core.errors import HippoError, UsageError
+    from hippo_core.findings import Finding
+    from hippo_core.notes.note import Note
+    from hippo_core.plugins import hookimpl, load_plugins
+    from hippo_core.settings import Settings
+    from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
+    from hippo_core.workspace import Workspace
 
-#: Dreaming's types, imported on first use: ``hippo context`` never needs them.
-_DREAM_TYPES = frozenset(
-    {
+#: Where each public name lives.
+_HOMES = {
+    "hippo_core.budget": ("ContextBlock", "ContextPart", "OverBudget"),
+    "hippo_core.context": ("build_context",),
+    "hippo_core.dream.model": (
         "Call",
         "CheckContext",
         "Chunk",
@@ -64,16 +72,29 @@ _DREAM_TYPES = frozenset(
         "TurnText",
         "Validator",
         "Verdict",
-    }
-)
+    ),
+    "hippo_core.errors": ("HippoError", "UsageError"),
+    "hippo_core.findings": ("Finding",),
+    "hippo_core.notes.note": ("Note",),
+    "hippo_core.plugins": ("hookimpl", "load_plugins"),
+    "hippo_core.settings": ("Settings",),
+    "hippo_core.transcripts.model": ("Parsed", "Resume", "SessionInfo", "TranscriptSource", "Turn"),
+    "hippo_core.workspace": ("Workspace",),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
-    if name in _DREAM_TYPES:
-        from hippo_core.dream import model
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hippo_core' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
 
-        return getattr(model, name)
-    raise AttributeError(f"module 'hippo_core' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULE_OF})
 
 
 __all__ = [

@@ -106,7 +106,7 @@ def _cwd(payload: dict[str, Any]) -> str | None:
 
 
 def _session_start(workspace: Any, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
-    from hippo_core.context import fit
+    from hippo_core.budget import fit
     from hippo_core.plugins import load_plugins
 
     source = str(payload.get("source") or "startup")
@@ -124,7 +124,7 @@ def _session_start(workspace: Any, raw_id: str, tool: str, payload: dict[str, An
 
 
 def _prompt(workspace: Any, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
-    from hippo_core.context import fit
+    from hippo_core.budget import fit
     from hippo_core.plugins import load_plugins
 
     prompt = payload.get("prompt")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-import tempfile
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from os import PathLike
 
 
-def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None:
+def atomic_write(path: str | PathLike[str], data: bytes | str, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` through a temporary file, fsync and rename.
 
     A reader sees the old file or the new one, never a torn mix; a crash leaves at most a
@@ -17,8 +20,11 @@ def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    path = os.fspath(path)
+    folder, name = os.path.split(path)
+    folder = folder or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = _temporary(folder, name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -31,10 +37,24 @@ def atomic_write(path: Path, data: bytes | str, *, durable: bool = True) -> None
             os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
         raise
     if durable:
-        _fsync_dir(path.parent)
+        _fsync_dir(folder)
+
+
+_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+
+
+def _temporary(folder: str, name: str) -> tuple[int, str]:
+    # What tempfile.mkstemp does, without importing tempfile (and random) on the hot path.
+    while True:
+        tmp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, _FLAGS, 0o600), tmp
+        except FileExistsError:
+            continue
 
 
 def _umask() -> int:
@@ -43,7 +63,7 @@ def _umask() -> int:
     return mask
 
 
-def _fsync_dir(directory: Path) -> None:
+def _fsync_dir(directory: str) -> None:
     # The rename is durable only once the directory entry is on disk.
     try:
         fd = os.open(directory, os.O_RDONLY)

@@ -1,4 +1,5 @@
-"""Derived data kept under ``.hippo/cache/`` so the agent's hot path stays fast.
+"""Derived data kept in cache files (``.hippo/cache/``, ``$HIPPO_HOME/cache/``) so the agent's
+hot path stays fast.
 
 Every entry is keyed by what it was derived from; a cache that is missing, stale, unreadable
 or unwritable only costs time, never correctness.
@@ -8,14 +9,17 @@ from __future__ import annotations
 
 import contextlib
 import json
-from pathlib import Path
-from typing import Any
 
-from hippo_core import __version__
 from hippo_core.atomic import atomic_write
+from hippo_core.version import __version__
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from os import PathLike
+    from typing import Any
 
 
-def read_cache(path: Path, key: str) -> Any | None:
+def read_cache(path: str | PathLike[str], key: str) -> Any | None:
     """The payload stored under ``key``, or None when there is none for this key and version."""
     try:
         with open(path, "rb") as handle:
@@ -29,8 +33,8 @@ def read_cache(path: Path, key: str) -> Any | None:
     return stored.get("payload")
 
 
-def write_cache(path: Path, key: str, payload: Any) -> None:
+def write_cache(path: str | PathLike[str], key: str, payload: Any) -> None:
     """Store ``payload`` under ``key``; a failure to write is not an error."""
     data = json.dumps({"hippo": __version__, "key": key, "payload": payload}, ensure_ascii=False)
     with contextlib.suppress(OSError):
-        atomic_write(path, data)
+        atomic_write(path, data, durable=False)

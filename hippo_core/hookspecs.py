@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from hippo_core.context import ContextPart
+    from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
         Event,
         ModelBackend,
@@ -32,6 +32,21 @@ if TYPE_CHECKING:
 hookspec = pluggy.HookspecMarker("hippo")
 
 BackendFactory = Callable[["Workspace"], "ModelBackend"]
+
+
+@hookspec
+def hippo_register_commands(register: Callable[[str, str, str], None]) -> None:
+    """Add commands to ``hippo``, as ``register(name, "module:attribute", help)``.
+
+    Called when the ``hippo`` command line starts (not for the agents' hooks and ``hippo
+    context``, which run before plugins are asked). ``name`` is the word after ``hippo``;
+    ``help`` is one whole sentence, which ``hippo --help`` lists without importing anything.
+    The module is imported only when the command runs or shows its own help; the attribute
+    is a ``typer.Typer`` app (a group of subcommands, or one command), a click command, or
+    a plain function that typer turns into a command. The first plugin to register a name
+    wins (hippo's own commands are registered first); ``hippo doctor`` names a plugin whose
+    command was left out. Returns nothing.
+    """
 
 
 @hookspec
@@ -62,9 +77,12 @@ def hippo_context_parts(
     """Contribute parts of the context block for a session starting in ``workspace``.
 
     Called by ``hippo context`` (and the session hooks) with the session id and the task
-    given, each possibly None. Returns a list of :class:`~hippo_core.context.ContextPart`;
+    given, each possibly None. Returns a list of :class:`~hippo_core.budget.ContextPart`;
     hippo sorts every plugin's parts by ``order`` and fits the optional ones to the budget.
-    A plugin that has nothing to say returns an empty list.
+    A part's text may be a function that makes it: it is called only when the part is
+    needed (the session-start hook prints only required parts, the prompt hook only
+    optional ones), so costly text belongs in one. A plugin that has nothing to say
+    returns an empty list.
     """
 
 

@@ -95,9 +95,9 @@ def _install_pack(root: Path, source: Path, target: Path, force: bool) -> list[I
 def _lock_core(workspace: Workspace, source: Path, force: bool) -> list[InitAction]:
     """Record the core pack in ``.hippo/packs.lock`` with the digests of hippo's files, so
     that ``hippo pack list`` can tell the team's edits from what hippo installed."""
-    from hippo_core import __version__
     from hippo_core.packs.lock import Locked, file_digests, lock_path, read_lock, update_lock
     from hippo_core.packs.manifest import read_manifest
+    from hippo_core.version import __version__
 
     shown = workspace.relative(lock_path(workspace))
     locked = read_lock(workspace).get("core")

@@ -8,20 +8,22 @@ entry points or distributions it names. A plugin that fails to load is logged, l
 
 from __future__ import annotations
 
-import logging
 import os
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from hippo_core import __version__, hookspecs
+from hippo_core import hookspecs
 from hippo_core.errors import HippoError
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
-    from hippo_core.context import ContextPart
+    from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
         Event,
         ProposalKind,
@@ -38,17 +40,12 @@ if TYPE_CHECKING:
 ENTRY_POINT_GROUP = "hippo"
 DISTRIBUTION = "hippo-memory"
 DEFAULT_PLUGINS = (
+    "hippo_core.builtins.commands",
     "hippo_core.builtins.packs",
     "hippo_core.builtins.context_parts",
     "hippo_core.builtins.lint",
     "hippo_core.builtins.doctor_checks",
-    "hippo_core.builtins.sources.claude_code",
-    "hippo_core.builtins.sources.codex",
-    "hippo_core.builtins.sources.opencode",
-    "hippo_core.builtins.sources.command_code",
-    "hippo_core.builtins.sources.dsh",
-    "hippo_core.builtins.sources.gemini",
-    "hippo_core.builtins.sources.muse",
+    "hippo_core.builtins.sources",
     "hippo_core.builtins.dreaming",
     "hippo_core.builtins.dream_warnings",
     "hippo_core.builtins.dream_log",
@@ -56,7 +53,6 @@ DEFAULT_PLUGINS = (
     "hippo_core.builtins.pack_doctor",
 )
 
-log = logging.getLogger("hippo")
 hookimpl = pluggy.HookimplMarker("hippo")
 
 
@@ -71,6 +67,11 @@ class PluginInfo:
     builtin: bool = False
     error: str = ""
 
+    @property
+    def origin(self) -> str:
+        """The plugin and where it came from, as an error names it."""
+        return f"{self.name} ({self.distribution or 'unknown distribution'})"
+
 
 @dataclass(frozen=True)
 class PackSource:
@@ -78,6 +79,20 @@ class PackSource:
 
     name: str
     directory: Path
+    plugin: PluginInfo
+
+
+@dataclass(frozen=True)
+class CommandEntry:
+    """A command a plugin adds: ``hippo NAME``, its one-sentence help, and where it lives.
+
+    ``target`` is ``module:attribute``, imported only when the command runs (or shows its
+    help); the attribute is a ``typer.Typer`` app, a click command or a plain function.
+    """
+
+    name: str
+    target: str
+    help: str
     plugin: PluginInfo
 
 
@@ -102,6 +117,14 @@ class Plugins:
             )
         return loaded + self.broken
 
+    def implementers(self, hook: str) -> list[PluginInfo]:
+        """The plugins that implement ``hook``, in the order they are called."""
+        caller = getattr(self.pm.hook, hook)
+        return [self._origin(impl.plugin_name) for impl in reversed(caller.get_hookimpls())]
+
+    def _origin(self, plugin_name: str) -> PluginInfo:
+        return self.origins.get(plugin_name) or PluginInfo(plugin_name, "", "")
+
     def _collect(self, hook: str, **kwargs: Any) -> list[Any]:
         """Call every implementation of ``hook`` in pluggy's order; None results dropped.
 
@@ -117,11 +140,9 @@ class Plugins:
             except HippoError:
                 raise
             except Exception as exc:
-                origin = self.origins.get(impl.plugin_name)
-                dist = origin.distribution if origin else "unknown distribution"
+                origin = self._origin(impl.plugin_name).origin
                 raise HippoError(
-                    f"plugin {impl.plugin_name} ({dist}) failed in {hook}: "
-                    f"{type(exc).__name__}: {exc}"
+                    f"plugin {origin} failed in {hook}: {type(exc).__name__}: {exc}"
                 ) from exc
             if value is not None:
                 results.append(value)
@@ -139,10 +160,26 @@ class Plugins:
         found: list[PackSource] = []
 
         def register(name: str, directory: Path) -> None:
-            origin = self.origins.get(self._calling, PluginInfo(self._calling, "", ""))
-            found.append(PackSource(name, Path(directory), origin))
+            found.append(PackSource(name, Path(directory), self._origin(self._calling)))
 
         self._collect("hippo_register_packs", register=register)
+        return found
+
+    def all_commands(self) -> list[CommandEntry]:
+        """Every command every plugin registers, in order, a name as often as registered."""
+        found: list[CommandEntry] = []
+
+        def register(name: str, target: str, help: str) -> None:
+            found.append(CommandEntry(name, target, help, self._origin(self._calling)))
+
+        self._collect("hippo_register_commands", register=register)
+        return found
+
+    def commands(self) -> dict[str, CommandEntry]:
+        """The commands plugins add, by name; the first registered under a name wins."""
+        found: dict[str, CommandEntry] = {}
+        for entry in self.all_commands():
+            found.setdefault(entry.name, entry)
         return found
 
     def sources(self) -> dict[str, TranscriptSource]:
@@ -219,13 +256,11 @@ def reset_plugins() -> None:
 
 
 def _load() -> Plugins:
-    import importlib
-
     pm = pluggy.PluginManager("hippo")
     pm.add_hookspecs(hookspecs)
     plugins = Plugins(pm)
     for module_name in DEFAULT_PLUGINS:
-        pm.register(importlib.import_module(module_name), name=module_name)
+        pm.register(import_module(module_name), name=module_name)
         plugins.origins[module_name] = PluginInfo(
             module_name, DISTRIBUTION, __version__, builtin=True
         )
@@ -244,13 +279,11 @@ def _wanted(allowed: str | None) -> Callable[[str, str], bool]:
 def _load_entry_points(plugins: Plugins, allowed: str | None) -> None:
     if allowed is not None and not allowed.strip():
         return
-    from importlib.metadata import entry_points
+    from hippo_core.entry_points import entry_points
 
     wanted = _wanted(allowed)
-    for point in _unique(entry_points(group=ENTRY_POINT_GROUP)):
-        dist = point.dist.name if point.dist else "unknown distribution"
-        version = point.dist.version if point.dist else ""
-        if not wanted(point.name, dist) or point.name in plugins.origins:
+    for point in entry_points(ENTRY_POINT_GROUP):
+        if not wanted(point.name, point.distribution) or point.name in plugins.origins:
             continue
         try:
             plugins.pm.register(point.load(), name=point.name)
@@ -259,17 +292,11 @@ def _load_entry_points(plugins: Plugins, allowed: str | None) -> None:
             if plugins.pm.has_plugin(point.name):
                 plugins.pm.unregister(name=point.name)
             error = f"{type(exc).__name__}: {exc}"
-            log.warning(
-                "hippo: plugin %s from %s %s was skipped: %s", point.name, dist, version, error
+            sys.stderr.write(
+                f"hippo: plugin {point.name} from {point.distribution} {point.version} "
+                f"was skipped: {error}\n"
             )
-            plugins.broken.append(PluginInfo(point.name, dist, version, error=error))
+            info = PluginInfo(point.name, point.distribution, point.version, error=error)
+            plugins.broken.append(info)
             continue
-        plugins.origins[point.name] = PluginInfo(point.name, dist, version)
-
-
-def _unique(points: Iterable[Any]) -> list[Any]:
-    # A distribution installed twice on sys.path lists its entry points twice.
-    seen: dict[str, Any] = {}
-    for point in points:
-        seen.setdefault(point.name, point)
-    return list(seen.values())
+        plugins.origins[point.name] = PluginInfo(point.name, point.distribution, point.version)

@@ -1,24 +1,15 @@
-"""Workspace settings as the rest of hippo uses them: a frozen dataclass.
+"""Workspace settings as the rest of hippo uses them: frozen dataclasses, defaults filled in.
 
-The file is ``.hippo/settings.toml``. Validating it needs pydantic and tomlkit
-(:mod:`hippo_core.settings_schema`), which the agent's hot path cannot afford to import, so
-the validated result is cached, keyed by the file's bytes; the hot path reads the cache.
+The file they come from is read by :mod:`hippo_core.settings_file` and validated by
+:mod:`hippo_core.settings_schema`.
 """
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
-from hippo_core.cache import read_cache, write_cache
-from hippo_core.errors import HippoError
-
-SETTINGS_FILE = "settings.toml"
 DEFAULT_LOG_NAME = "Session log.md"
-SCHEMA_TAG = b"settings 2\0"
-"""Part of the cache key: a cache written before a setting existed must not be reused."""
 
 
 @dataclass(frozen=True)
@@ -72,42 +63,3 @@ class LoadedSettings:
 
     settings: Settings
     warnings: tuple[str, ...] = field(default=())
-
-
-def load_settings(path: Path, *, shown_as: str, cache_path: Path) -> LoadedSettings:
-    """Read and validate a settings file; a missing file means every default.
-
-    Raises :class:`~hippo_core.errors.HippoError` naming ``shown_as`` and the key when the
-    file is not valid TOML or a value has the wrong type.
-    """
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return LoadedSettings(Settings())
-    except OSError as exc:
-        raise HippoError(f"{shown_as}: cannot be read ({exc.strerror})") from None
-    key = hashlib.sha256(SCHEMA_TAG + raw).hexdigest()
-    cached = read_cache(cache_path, key)
-    if isinstance(cached, dict):
-        try:
-            return _from_payload(cached)
-        except (TypeError, ValueError):
-            pass
-    from hippo_core.settings_schema import validate_settings
-
-    loaded = validate_settings(raw, shown_as=shown_as)
-    write_cache(cache_path, key, _to_payload(loaded))
-    return loaded
-
-
-def _to_payload(loaded: LoadedSettings) -> dict[str, object]:
-    values = {name: getattr(loaded.settings, name) for name in Settings.__dataclass_fields__}
-    values["openai"] = asdict(loaded.settings.openai)
-    return {"settings": values, "warnings": list(loaded.warnings)}
-
-
-def _from_payload(payload: dict[str, object]) -> LoadedSettings:
-    values, warnings = payload["settings"], payload["warnings"]
-    if not isinstance(values, dict) or not isinstance(warnings, list):
-        raise TypeError("a settings cache holds a mapping and a list")
-    return LoadedSettings(Settings.from_values(values), tuple(str(w) for w in warnings))

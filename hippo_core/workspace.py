@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError
-from hippo_core.settings import SETTINGS_FILE, LoadedSettings, Settings, load_settings
+from hippo_core.settings import LoadedSettings, Settings
+from hippo_core.settings_file import SETTINGS_FILE, load_settings
 
 if TYPE_CHECKING:
     from hippo_core.notes.store import NoteSet

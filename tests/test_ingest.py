@@ -328,7 +328,7 @@ def test_a_session_marked_private_later_loses_its_derived_record(
 def test_a_file_that_grows_while_it_is_read_is_counted_once(
     claude_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hippo_core.builtins.sources.claude_code import ClaudeCodeSource
+    from hippo_core.transcripts.sources.claude_code import ClaudeCodeSource
 
     session = ClaudeSession(claude_home, "/p")
     session.prompt("first").answer("one").write()

@@ -34,6 +34,7 @@ def test_every_hookspec_is_documented():
         "hippo_event",
         "hippo_lint_note",
         "hippo_register_backends",
+        "hippo_register_commands",
         "hippo_register_kinds",
         "hippo_register_packs",
         "hippo_register_readers",
@@ -52,10 +53,16 @@ def test_builtins_are_plugins_implementing_every_hook(hippo: HippoRunner, tmp_pa
     assert [i["name"] for i in infos] == list(DEFAULT_PLUGINS)
     assert all(i["builtin"] and i["distribution"] == "hippo-memory" for i in infos)
     assert sorted({h for i in infos for h in i["hooks"]}) == HOOKS
-    sources = [i["name"] for i in infos if i["hooks"] == ["hippo_register_sources"]]
-    assert len(sources) == 7  # one plugin per agent
+    commands = next(i for i in infos if i["name"] == "hippo_core.builtins.commands")
+    assert commands["hooks"] == ["hippo_register_commands"]
+    assert commands["commands"][:3] == ["init", "context", "doctor"]
+    assert all(i["commands"] == [] for i in infos if i is not commands)
     text = hippo("plugins", cwd=tmp_path).out.splitlines()
-    assert text[0] == "hippo_core.builtins.packs  hippo-memory 0.1.0  hippo_register_packs"
+    assert text[0].startswith(
+        "hippo_core.builtins.commands  hippo-memory 0.1.0  hippo_register_commands; "
+        "commands: init, context, doctor, plugins, ingest, search, log, dream,"
+    )
+    assert text[1] == "hippo_core.builtins.packs  hippo-memory 0.1.0  hippo_register_packs"
 
 
 class ExtraPart:

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins.sources import claude_code
-from hippo_core.builtins.sources.claude_code import ClaudeCodeSource
+from hippo_core.builtins import sources
 from hippo_core.sessions import session_id
 from hippo_core.transcripts import lines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
+from hippo_core.transcripts.sources.claude_code import ClaudeCodeSource
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "claude-code"
 PROJECT = FIXTURES / "projects" / "-home-dev-proj-claude"
@@ -152,8 +152,8 @@ def test_roots_honour_claude_config_dir(tmp_path: Path):
 
 def test_the_hook_registers_the_source():
     found: list[Any] = []
-    claude_code.hippo_register_sources(found.append)
-    assert [type(s) for s in found] == [ClaudeCodeSource]
+    sources.hippo_register_sources(found.append)
+    assert [type(s) for s in found if s.name == "claude-code"] == [ClaudeCodeSource]
 
 
 def test_discover_finds_real_sessions_and_the_nested_sub_agent():
@@ -866,7 +866,7 @@ def test_a_missing_file_is_a_problem_not_an_exception(tmp_path: Path):
 
 def test_the_module_imports_nothing_heavy():
     probe = (
-        "import sys, hippo_core.builtins.sources.claude_code\n"
+        "import sys, hippo_core.transcripts.sources.claude_code\n"
         "heavy = ('sqlalchemy', 'jinja2', 'rich', 'pydantic')\n"
         "print(sorted(m for m in heavy if m in sys.modules))"
     )

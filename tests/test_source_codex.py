@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins.sources import codex
-from hippo_core.builtins.sources.codex import CodexSource
+from hippo_core.builtins import sources
 from hippo_core.transcripts.model import Parsed, Resume, Turn
 from hippo_core.transcripts.shell import files_read
+from hippo_core.transcripts.sources import codex
+from hippo_core.transcripts.sources.codex import CodexSource
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "codex"
 DAY = FIXTURES / "sessions" / "2026" / "11" / "30"
@@ -131,8 +132,8 @@ def test_discover_and_roots(tmp_path: Path):
 
 def test_registers_through_the_hook():
     found: list[Any] = []
-    codex.hippo_register_sources(found.append)
-    assert [s.name for s in found] == ["codex"]
+    sources.hippo_register_sources(found.append)
+    assert [type(s) for s in found if s.name == "codex"] == [codex.CodexSource]
 
 
 # --- incremental reading --------------------------------------------------------------------

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins.sources.command_code import CommandCodeSource
 from hippo_core.transcripts.model import Parsed, Resume
+from hippo_core.transcripts.sources.command_code import CommandCodeSource
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "command-code"
 PROJECT = FIXTURES / "projects" / "home-dev-proj-cc"

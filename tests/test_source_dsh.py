@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import zstandard
 
-from hippo_core.builtins.sources.dsh import DshSource
 from hippo_core.transcripts.model import Parsed, Resume
+from hippo_core.transcripts.sources.dsh import DshSource
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "dsh"
 PROJECT = FIXTURES / "sessions" / "--home-dev-proj-dsh--"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins.sources.gemini import GeminiSource
 from hippo_core.transcripts.model import Parsed, Resume
+from hippo_core.transcripts.sources.gemini import GeminiSource
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "gemini"
 CHATS = FIXTURES / "tmp" / "proj-gemini" / "chats"

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins.sources.muse import MuseSource
 from hippo_core.transcripts.model import Parsed, Resume
+from hippo_core.transcripts.sources.muse import MuseSource
 
 SID = "019a1b2c-3d4e-7f00-8a9b-0c1d2e3f4a5b"
 WORKSPACE = "/home/dev/proj-muse"

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins.sources import opencode
-from hippo_core.builtins.sources.opencode import OpenCodeSource
+from hippo_core.builtins import sources
 from hippo_core.transcripts.model import Parsed, Resume
+from hippo_core.transcripts.sources import opencode
+from hippo_core.transcripts.sources.opencode import OpenCodeSource
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts" / "opencode"
 DB = FIXTURES / "opencode.db"
@@ -121,8 +122,8 @@ def test_roots_discover_and_hook(tmp_path: Path):
     assert list(source.discover(FIXTURES)) == [DB]
     assert list(source.discover(tmp_path / "nowhere")) == []
     found: list[Any] = []
-    opencode.hippo_register_sources(found.append)
-    assert [s.name for s in found] == ["opencode"]
+    sources.hippo_register_sources(found.append)
+    assert [type(s) for s in found if s.name == "opencode"] == [opencode.OpenCodeSource]
 
 
 @pytest.mark.parametrize(

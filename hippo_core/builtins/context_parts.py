@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from hippo_core.context import ContextPart
+from hippo_core.budget import ContextPart
 from hippo_core.errors import HippoError
 from hippo_core.plugins import hookimpl
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hippo_core.context import ContextPart
+from hippo_core.budget import ContextPart
 from hippo_core.plugins import hookimpl
 
 if TYPE_CHECKING:

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import __version__
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
 from hippo_core.dream.kinds import creates
 from hippo_core.dream.model import Event, Proposal, ProposalKind, Verdict
 from hippo_core.notes.edit import EditError, note_digest
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core import __version__
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
 from hippo_core.dream.apply import APPLIED, reconcile
 from hippo_core.dream.model import Event
 from hippo_core.errors import HippoError
 from hippo_core.notes.edit import note_digest
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins

@@ -14,7 +14,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,54 +22,12 @@ from hippo_core.errors import HippoError
 from hippo_core.home import hippo_home
 from hippo_core.index import db
 from hippo_core.index.store import IndexWriter
+from hippo_core.index.summary import IngestSummary
 from hippo_core.transcripts.model import Parsed, Resume, TranscriptSource
 
 HEAD_BYTES = 4096
 #: Commit after this many bytes of transcript, so an interrupted ingest keeps its work.
 COMMIT_EVERY_BYTES = 32 * 1024 * 1024
-
-
-@dataclass
-class IngestSummary:
-    """What one ingest did, for its one-line summary and ``--json``."""
-
-    files: int = 0
-    read: int = 0
-    unchanged: int = 0
-    vanished: int = 0
-    reread: int = 0
-    turns: int = 0
-    duplicates: int = 0
-    sessions: int = 0
-    corrupt: int = 0
-    redacted: int = 0
-    private_sessions: int = 0
-    bytes: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    problems: list[str] = field(default_factory=list)
-
-    def line(self) -> str:
-        parts = [
-            f"ingested {self.read} of {self.files} transcript files",
-            _count(self.turns, "new turn"),
-            _count(self.sessions, "new session"),
-        ]
-        for count, thing, verb in (
-            (self.duplicates, "duplicate turn", "skipped"),
-            (self.corrupt, "corrupt line", "skipped"),
-            (self.redacted, "secret", "redacted"),
-            (self.private_sessions, "private session", "left out"),
-            (self.vanished, "file", "vanished"),
-            (len(self.problems), "problem", ""),
-        ):
-            if count:
-                parts.append(f"{_count(count, thing)} {verb}".rstrip())
-        return ", ".join(parts) + f" ({self.seconds:.1f} s)"
-
-
-def _count(n: int, thing: str) -> str:
-    return f"{n} {thing}{'' if n == 1 else 's'}"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from hippo_core.transcripts.model import SessionInfo, Turn
 from hippo_core.transcripts.privacy import is_private_session, redact
 
 if TYPE_CHECKING:
-    from hippo_core.index.ingest import IngestSummary
+    from hippo_core.index.summary import IngestSummary
 
 
 class IndexWriter:

@@ -184,7 +184,7 @@ def _reason(reason: object) -> str:
 
 
 def _user_agent() -> str:
-    from hippo_core import __version__
+    from hippo_core.version import __version__
 
     return f"hippo/{__version__}"
 

@@ -321,3 +321,29 @@ class _Listener:
     def hippo_event(self, workspace: Workspace, event: Event) -> None:
         if workspace.root == self.root:
             self.events.append(event)
+
+
+def replay_cases(root: Path, name: str, shown: str) -> EvalResult:
+    """The pack's eval cases run again from their recordings (``hippo eval pack --replay``).
+
+    The cases are in name order. A case with no ``recorded.json`` fails, saying how to
+    record it (``shown``: the pack's folder as the user would type it). Raises
+    :class:`HippoError` for a pack with no cases.
+    """
+    names = case_names(root)
+    if not names:
+        raise HippoError(f"{shown} has no eval cases (eval/<case>/case.toml) to replay")
+    recorded = [n for n in names if (root / "eval" / n / "recorded.json").is_file()]
+    done: dict[str, CaseResult] = {}
+    if recorded:
+        ran = run_eval(os.fspath(root), cases=recorded, mode="replay")
+        done = {case.name: case for case in ran.cases}
+    result = EvalResult(name, root, "replay")
+    for case_name in names:
+        case = done.get(case_name)
+        if case is None:
+            record = f"hippo eval pack {shown} --record"
+            problem = f"eval/{case_name} has no recorded.json; run {record} first"
+            case = CaseResult(case_name, "failed", problem)
+        result.cases.append(case)
+    return result

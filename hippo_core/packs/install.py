@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core import __version__
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.packs.archive import remove_tree
 from hippo_core.packs.changing import changing_packs, rename_in, staging_folder
@@ -33,6 +32,7 @@ from hippo_core.packs.lock import Locked, read_lock, write_lock
 from hippo_core.packs.manifest import NAME_RULE, read_manifest
 from hippo_core.packs.registries import Say, configured, load_index, quiet, registry_at
 from hippo_core.packs.vetting import check_installable, fetch_and_check, refuse_twin_passes
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins

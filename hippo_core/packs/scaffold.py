@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core import __version__
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.packs.files import PackError
 from hippo_core.packs.manifest import MANIFEST, NAME_RULE
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
-    from hippo_core.packs.evals_result import EvalResult
     from hippo_core.plugins import Plugins
 
 TEMPLATES = Path(__file__).resolve().with_name("scaffold")
@@ -166,33 +165,3 @@ def pack_folder(path: Path) -> Path:
         f"has no {MANIFEST}, and no <module>/{PACK_FOLDER}/{MANIFEST} as hippo pack new "
         "writes it; give the pack's folder",
     )
-
-
-def replay_cases(root: Path, name: str, shown: str) -> EvalResult:
-    """The pack's eval cases run again from their recordings (``hippo eval pack --replay``).
-
-    The cases are in name order. A case with no ``recorded.json`` fails, saying how to
-    record it (``shown``: the pack's folder as the user would type it). Raises
-    :class:`HippoError` for a pack with no cases.
-    """
-    from hippo_core.packs.evals import run_eval
-    from hippo_core.packs.evals_case import case_names
-    from hippo_core.packs.evals_result import CaseResult, EvalResult
-
-    names = case_names(root)
-    if not names:
-        raise HippoError(f"{shown} has no eval cases (eval/<case>/case.toml) to replay")
-    recorded = [n for n in names if (root / "eval" / n / "recorded.json").is_file()]
-    done: dict[str, CaseResult] = {}
-    if recorded:
-        ran = run_eval(os.fspath(root), cases=recorded, mode="replay")
-        done = {case.name: case for case in ran.cases}
-    result = EvalResult(name, root, "replay")
-    for case_name in names:
-        case = done.get(case_name)
-        if case is None:
-            record = f"hippo eval pack {shown} --record"
-            problem = f"eval/{case_name} has no recorded.json; run {record} first"
-            case = CaseResult(case_name, "failed", problem)
-        result.cases.append(case)
-    return result

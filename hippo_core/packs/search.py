@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from hippo_core import __version__
 from hippo_core.packs.lock import Locked, read_lock
 from hippo_core.packs.registries import Say, configured, first_party, load_index, quiet
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core import __version__
 from hippo_core.packs.files import NO_LINKS, PackError
 from hippo_core.packs.manifest import MANIFEST, Manifest, read_manifest
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.plugins import PackSource, Plugins

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core import __version__
 from hippo_core.errors import HippoError
 from hippo_core.packs.changing import (
     changing_packs,
@@ -23,6 +22,7 @@ from hippo_core.packs.lock import Locked, edited_files, file_digests, read_lock,
 from hippo_core.packs.manifest import read_manifest
 from hippo_core.packs.registries import FIRST_PARTY, Say, configured, load_index, quiet, registry_at
 from hippo_core.packs.vetting import check_installable, fetch_and_check
+from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins

@@ -16,12 +16,11 @@ resumed and forked files, so the prompt's ``uuid`` is the turn's key. Format not
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hippo_core.plugins import hookimpl
 from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines
@@ -118,11 +117,6 @@ class ClaudeCodeSource(TranscriptSource):
         except OSError as exc:
             return Parsed(resume=resume, committed=resume.offset, problems=[f"{path}: {exc}"])
         return reader.result(lines.committed, lines.corrupt)
-
-
-@hookimpl
-def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
-    register(ClaudeCodeSource())
 
 
 def _wanted(line: bytes) -> bool:

@@ -21,11 +21,10 @@ items. Files are read incrementally by byte offset.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hippo_core.plugins import hookimpl
 from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder, resolve
 from hippo_core.transcripts.lines import JsonLines, Record
@@ -352,8 +351,3 @@ def _succeeded(output: Any) -> bool:
             return code == 0
     match = _EXIT.search(text[:500])
     return match is None or match.group(1) == "0"
-
-
-@hookimpl
-def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
-    register(CodexSource())

@@ -19,11 +19,10 @@ yields nothing. Files are read incrementally by byte offset.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hippo_core.plugins import hookimpl
 from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines, loads
@@ -184,8 +183,3 @@ def _prompt(payload: dict[str, Any]) -> str:
 
 def _session(state: dict[str, Any]) -> str:
     return session_id(f"muse-{state['native']}")
-
-
-@hookimpl
-def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
-    register(MuseSource())

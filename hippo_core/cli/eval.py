@@ -1,7 +1,6 @@
 """``hippo eval pack``: measure a pack on its recorded cases (docs/eval.md).
 
-Registered on the main app by :mod:`hippo_core.cli`; the kernel is
-:mod:`hippo_core.packs.evals`, imported inside the command.
+The kernel is :mod:`hippo_core.packs.evals`, imported inside the command.
 """
 
 from __future__ import annotations
@@ -11,14 +10,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from hippo_core.cli.common import command, group
 from hippo_core.errors import UsageError
 
 if TYPE_CHECKING:
     from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode
 
-eval_app = typer.Typer(
-    help="Measure packs on recorded cases.", no_args_is_help=True, rich_markup_mode=None
-)
+app = group("Measure packs on recorded cases.")
 
 #: What each rate's counts are, as its line says them: "(1 of 2 expected changes applied)".
 COUNTS = {
@@ -29,7 +27,7 @@ COUNTS = {
 }
 
 
-@eval_app.command("pack")
+@command(app, "pack")
 def pack(
     spec: str = typer.Argument(
         ..., metavar="PACK", help="A pack folder, or the name of a pack that runs here."
@@ -84,7 +82,3 @@ def _summary(result: EvalResult) -> None:
         cases = f"{len(result.cases)} case{'s' if len(result.cases) != 1 else ''}"
         verb = "is" if failed == 1 else "are"
         typer.echo(f"{failed} of {cases} failed and {verb} left out of the figures", err=True)
-
-
-def register(app: typer.Typer) -> None:
-    app.add_typer(eval_app, name="eval")

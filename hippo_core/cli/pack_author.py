@@ -1,6 +1,6 @@
 """``hippo pack new`` and ``hippo pack check``: writing a pack.
 
-Registered on ``hippo pack`` by :mod:`hippo_core.cli_packs`. The kernel is
+Registered on ``hippo pack`` by :mod:`hippo_core.cli.pack`. The kernel is
 :mod:`hippo_core.packs.scaffold` and the loader's :func:`~hippo_core.dream.packs.check_pack`;
 the eval replay is :mod:`hippo_core.packs.evals`.
 """
@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
+
+from hippo_core.cli.common import command
 
 if TYPE_CHECKING:
     from hippo_core.dream.packs import Pack
@@ -118,8 +120,8 @@ def _described(pack: Pack, shown: str) -> dict[str, Any]:
 
 def _replay(report: dict[str, Any], pack: Pack, root: Path, as_json: bool) -> None:
     from hippo_core.errors import HippoError
+    from hippo_core.packs.evals import replay_cases
     from hippo_core.packs.evals_case import CaseError
-    from hippo_core.packs.scaffold import replay_cases
 
     if not as_json:
         typer.echo(_ok_line(report))
@@ -179,7 +181,7 @@ def _shown(path: Path, relative: bool = False) -> str:
     return absolute
 
 
-def register(pack_app: typer.Typer) -> None:
+def register(app: typer.Typer) -> None:
     """Add this module's commands to ``hippo pack``."""
-    pack_app.command()(new)
-    pack_app.command()(check)
+    for function in (new, check):
+        command(app)(function)

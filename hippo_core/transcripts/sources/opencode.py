@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hippo_core.plugins import hookimpl
 from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
@@ -298,8 +297,3 @@ def _object(raw: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
-
-
-@hookimpl
-def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
-    register(OpenCodeSource())

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hippo_core.plugins import hookimpl
 from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines, loads
@@ -218,8 +217,3 @@ def _text(content: Any) -> str:
         if isinstance(part, dict) and not part.get("thought")
     ]
     return "\n\n".join(part for part in parts if part.strip())
-
-
-@hookimpl
-def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
-    register(GeminiSource())

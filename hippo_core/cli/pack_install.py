@@ -1,6 +1,6 @@
 """``hippo pack search``, ``add``, ``update`` and ``remove``: installing packs from registries.
 
-Registered on ``hippo pack`` by :mod:`hippo_core.cli_packs`; the kernel is
+Registered on ``hippo pack`` by :mod:`hippo_core.cli.pack`; the kernel is
 :mod:`hippo_core.packs.search`, :mod:`~hippo_core.packs.install`,
 :mod:`~hippo_core.packs.update` and :mod:`~hippo_core.packs.remove` (imported inside the
 commands, with pydantic).
@@ -9,33 +9,10 @@ commands, with pydantic).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
 
 import typer
 
-if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
-
-
-def _say(line: str) -> None:
-    typer.echo(line, err=True)
-
-
-def _workspace() -> Workspace:
-    from hippo_core.workspace import Workspace
-
-    workspace = Workspace.find()
-    for line in workspace.loaded.warnings:
-        _say(f"warning: {line}")
-    return workspace
-
-
-def _workspace_if_any() -> Workspace | None:
-    from pathlib import Path
-
-    from hippo_core.workspace import find_root
-
-    return _workspace() if find_root(Path.cwd()) is not None else None
+from hippo_core.cli.common import JSON_OPTION, command, say, workspace, workspace_if_any
 
 
 def search(
@@ -44,17 +21,17 @@ def search(
         metavar="[QUERY]",
         help="Text to find in names, summaries and tags (any case); none lists every pack.",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """Find packs in the registries by name, summary or tag."""
     from hippo_core.packs.search import search as run_search
 
-    hits = run_search(_workspace_if_any(), query, say=_say)
+    hits = run_search(workspace_if_any(), query, say=say)
     if as_json:
         typer.echo(json.dumps([hit.as_dict() for hit in hits], indent=2, ensure_ascii=False))
         return
     if not hits:
-        _say(f"no pack matches '{query}'" if query else "the registries list no packs")
+        say(f"no pack matches '{query}'" if query else "the registries list no packs")
         return
     rows = [
         (
@@ -85,14 +62,14 @@ def add(
     from hippo_core.packs.install import add as run_add
     from hippo_core.packs.install import theme_hint
 
-    workspace = _workspace()
-    added = run_add(workspace, request, registry=registry, say=_say)
+    found = workspace()
+    added = run_add(found, request, registry=registry, say=say)
     entry = added.entry
     typer.echo(f"added {entry.name} {entry.version} from {entry.registry or entry.source}")
     typer.echo(f"  runs from {added.where}")
     if added.theme:
         typer.echo(
-            f"  a theme over '{added.theme}'; to turn it on: {theme_hint(workspace, entry.name)}"
+            f"  a theme over '{added.theme}'; to turn it on: {theme_hint(found, entry.name)}"
         )
 
 
@@ -107,10 +84,10 @@ def update(
     """Fetch the registries again and bring installed packs up to date."""
     from hippo_core.packs.update import update as run_update
 
-    workspace = _workspace()
-    lines = run_update(workspace, name, force=force, say=_say, done=typer.echo)
+    found = workspace()
+    lines = run_update(found, name, force=force, say=say, done=typer.echo)
     if not lines:
-        _say("no pack is recorded in .hippo/packs.lock")
+        say("no pack is recorded in .hippo/packs.lock")
 
 
 def remove(
@@ -122,13 +99,11 @@ def remove(
     """Delete an installed pack from .hippo/packs/ and from the lock file."""
     from hippo_core.packs.remove import remove as run_remove
 
-    workspace = _workspace()
-    typer.echo(run_remove(workspace, name, force=force))
+    found = workspace()
+    typer.echo(run_remove(found, name, force=force))
 
 
-def register(pack_app: typer.Typer) -> None:
+def register(app: typer.Typer) -> None:
     """Add this module's commands to ``hippo pack``."""
-    pack_app.command()(search)
-    pack_app.command()(add)
-    pack_app.command()(update)
-    pack_app.command()(remove)
+    for function in (search, add, update, remove):
+        command(app)(function)

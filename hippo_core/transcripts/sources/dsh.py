@@ -15,11 +15,10 @@ appending ``session/end-seed`` and the new turn to the same file.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hippo_core.plugins import hookimpl
 from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines, loads
@@ -308,8 +307,3 @@ def _hippo_id(top: str, agent: str | None) -> str:
 def _text(content: Any) -> str:
     parts = [as_str(as_dict(part).get("text")) for part in as_list(content)]
     return "\n\n".join(part for part in parts if part.strip())
-
-
-@hookimpl
-def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
-    register(DshSource())

@@ -1,9 +1,8 @@
 """``hippo pack``: the packs that run here, and installing, sharing and writing them.
 
-Registered on the main app by :mod:`hippo_core.cli`. The commands are split by who uses
-them: :mod:`hippo_core.cli_pack_install` (search, add, update, remove: teams installing
-packs) and :mod:`hippo_core.cli_pack_author` (new, check: pack authors); listing and
-vendoring are here.
+The commands are split by who uses them: :mod:`hippo_core.cli.pack_install` (search, add,
+update, remove: teams installing packs) and :mod:`hippo_core.cli.pack_author` (new, check:
+pack authors); listing and vendoring are here.
 """
 
 from __future__ import annotations
@@ -12,14 +11,15 @@ import json
 
 import typer
 
-pack_app = typer.Typer(
-    help="List, install, update and write packs.", no_args_is_help=True, rich_markup_mode=None
-)
+from hippo_core.cli import pack_author, pack_install
+from hippo_core.cli.common import JSON_OPTION, command, group
+
+app = group("List, install, update and write packs.")
 
 
-@pack_app.command("list")
+@command(app, "list")
 def list_(
-    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of text."),
+    as_json: bool = JSON_OPTION,
 ) -> None:
     """List every pack and theme here: source, version, edits, passes, themes."""
     from hippo_core.packs.listing import list_packs, render
@@ -38,7 +38,7 @@ def list_(
     raise typer.Exit(1 if problems or any(row.error for row in rows) else 0)
 
 
-@pack_app.command("vendor")
+@command(app, "vendor")
 def vendor(
     name: str = typer.Argument(
         ..., metavar="NAME", help="The pack an installed distribution ships."
@@ -56,9 +56,5 @@ def vendor(
     typer.echo("the copy runs here now; edit it, and commit the folder and .hippo/packs.lock")
 
 
-def register(app: typer.Typer) -> None:
-    from hippo_core import cli_pack_author, cli_pack_install
-
-    cli_pack_install.register(pack_app)
-    cli_pack_author.register(pack_app)
-    app.add_typer(pack_app, name="pack")
+pack_install.register(app)
+pack_author.register(app)

@@ -13,11 +13,10 @@ Command Code writes no sub-agent transcript. Files are read incrementally by byt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from hippo_core.plugins import hookimpl
 from hippo_core.sessions import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines
@@ -173,8 +172,3 @@ def _has_results(content: Any) -> bool:
     return any(
         as_dict(part).get("type") in ("tool_result", "tool-result") for part in as_list(content)
     )
-
-
-@hookimpl
-def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
-    register(CommandCodeSource())

@@ -1,0 +1,49 @@
+"""The ``hippo`` console script.
+
+The commands an agent runs on every session and prompt (``hippo hook ...``, ``hippo
+context``) and ``hippo ingest`` are read by :mod:`hippo_core.cli.hot` before typer, click
+or any plugin is imported; everything else, and any call of those the fast reader does not
+understand (``--help``, a bad option), goes to the full command line in
+:mod:`hippo_core.cli.root`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def main() -> None:
+    """Run ``hippo`` on ``sys.argv``, turning a user's error into one line."""
+    from hippo_core.errors import HippoError
+
+    try:
+        from hippo_core.cli import hot
+
+        code = hot.run(sys.argv[1:])
+        if code is None:
+            from hippo_core.cli.root import app
+
+            app()
+            return
+    except HippoError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        raise SystemExit(exc.exit_code) from None
+    except BrokenPipeError:
+        sys.stderr.close()  # the reader went away (`hippo context | head`): nothing to say
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
+    if code:
+        raise SystemExit(code)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the typer app, for the docs' generator and the tests
+        from hippo_core.cli.root import app
+
+        return app
+    raise AttributeError(f"module 'hippo_core.cli' has no attribute {name!r}")

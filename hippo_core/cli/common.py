@@ -1,0 +1,140 @@
+"""What every command module shares: the group and command classes, and small helpers.
+
+:class:`HippoGroup` and :class:`HippoCommand` make typer's help read as hippo wants it: a
+command's whole first sentence in a group's list (never cut at 45 characters), arguments
+shown as ``QUERY`` rather than ``{QUERY}``, and a group called with no arguments printing
+its help and exiting 0.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:
+    from typer._click import Context, HelpFormatter
+
+    from hippo_core.findings import Finding
+    from hippo_core.workspace import Workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+JSON_OPTION = typer.Option(False, "--json", help="Print JSON instead of text.")
+
+
+def summary(help_text: str | None) -> str:
+    """A help text's first paragraph, on one line: what a group lists for a command."""
+    first = (help_text or "").strip().split("\n\n", 1)[0]
+    return " ".join(first.split())
+
+
+def _unbraced(pieces: list[str]) -> list[str]:
+    # typer writes a required argument as {NAME}; the convention (and click's) is NAME.
+    return [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in pieces]
+
+
+class HippoCommand(TyperCommand):
+    """A command whose usage line shows its arguments as ``NAME``."""
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        return _unbraced(super().collect_usage_pieces(ctx))
+
+
+class HippoGroup(TyperGroup):
+    """A group: whole sentences in its list of commands, and help (exit 0) when bare."""
+
+    def collect_usage_pieces(self, ctx: Context) -> list[str]:
+        return _unbraced(super().collect_usage_pieces(ctx))
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            typer.echo(ctx.get_help())
+            ctx.exit(0)
+        return super().parse_args(ctx, args)
+
+    def command_summaries(self, ctx: Context) -> list[tuple[str, str]]:
+        """Each visible command's name and the first paragraph of its help."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.short_help or summary(command.help)))
+        return rows
+
+    def format_commands(self, ctx: Context, formatter: HelpFormatter) -> None:
+        rows = self.command_summaries(ctx)
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def group(help_text: str) -> typer.Typer:
+    """A command group as the command modules make them."""
+    app = typer.Typer(
+        cls=HippoGroup,
+        help=help_text,
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode=None,  # plain help: stable for the docs, and no rich import
+    )
+    # A callback keeps a group of one subcommand a group (typer would flatten it).
+    app.callback()(_no_options)
+    return app
+
+
+def _no_options() -> None:
+    pass
+
+
+def command(app: typer.Typer, name: str | None = None) -> Callable[[F], F]:
+    """``@command(app, "name")``: a subcommand of ``app`` with hippo's help layout."""
+    return app.command(name, cls=HippoCommand)
+
+
+def say(line: str) -> None:
+    """One line for a person, on stderr (stdout is for what was asked for)."""
+    typer.echo(line, err=True)
+
+
+def workspace(*, warn: bool = True) -> Workspace:
+    """The workspace here; its settings' warnings on stderr unless ``warn`` is False."""
+    from hippo_core.workspace import Workspace
+
+    found = Workspace.find()
+    if warn:
+        for line in found.loaded.warnings:
+            say(f"warning: {line}")
+    return found
+
+
+def workspace_if_any() -> Workspace | None:
+    """The workspace here, or None outside one."""
+    from hippo_core.workspace import find_root
+
+    return workspace() if find_root(Path.cwd()) is not None else None
+
+
+def print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def print_findings(findings: list[Finding], as_json: bool) -> int:
+    """Print findings and a count; the exit code is 1 when any is an error."""
+    from hippo_core.findings import count_levels
+
+    errors, warnings = count_levels(findings)
+    if as_json:
+        rows = [f.as_dict() for f in findings]
+        print_json({"errors": errors, "warnings": warnings, "findings": rows})
+    else:
+        for finding in findings:
+            typer.echo(finding.render())
+        typer.echo(
+            f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
+        )
+    return 1 if errors else 0

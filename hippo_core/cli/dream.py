@@ -1,0 +1,50 @@
+"""``hippo dream``: check notes against transcripts and fold in what sessions learned."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from hippo_core.cli.common import say, workspace
+
+
+def dream(
+    pass_name: str | None = typer.Option(
+        None, "--pass", metavar="NAME", help="Run only the pass with this file name (verify)."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Build every prompt and write only the report: no model call."
+    ),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        metavar="WHEN",
+        help="Start the window here instead of at the last success (a date, or 24h/7d/2w ago).",
+    ),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each step on stderr."),
+) -> None:
+    """Check notes against transcripts and fold in what sessions learned, with review."""
+    from hippo_core.dream.run import Options
+    from hippo_core.dream.run import dream as run_dream
+    from hippo_core.dream.state import parse_time
+    from hippo_core.index.search import parse_since
+
+    start = parse_time(parse_since(since) + "Z") if since else None
+    found = workspace()
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("dream: %(message)s"))
+        logger = logging.getLogger("hippo.dream")
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    outcome = run_dream(
+        found,
+        Options(only=pass_name, dry_run=dry_run, since=start),
+        say=say,
+    )
+    typer.echo(f"dream {outcome.status}: report {found.relative(outcome.report)}")
+    if outcome.status != "ok":
+        typer.echo(f"error: {outcome.error}", err=True)
+        raise typer.Exit(1)

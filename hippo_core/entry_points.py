@@ -1,0 +1,99 @@
+"""The entry points in the group ``hippo``, remembered between runs.
+
+Reading every installed distribution's metadata (:mod:`importlib.metadata`) costs an agent's
+hook about as much as starting the interpreter, so what a scan found is kept in
+``$HIPPO_HOME/cache/entry-points.json``, keyed by the interpreter, ``sys.path`` and the
+modification time of each folder on it (installing or removing a distribution changes its
+folder's time), and checked against the times of the ``entry_points.txt`` files it came from.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass
+from importlib import import_module
+from typing import Any
+
+from hippo_core.cache import read_cache, write_cache
+
+#: A folder or file changed this recently may change again within its mtime's granularity:
+#: what was read from it is not kept (git's "racy" entries, the same remedy).
+RACY_SECONDS = 2.0
+_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[.*\]\s*)?$")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One entry point: its name, ``module:attribute``, and the distribution it came from."""
+
+    name: str
+    value: str
+    distribution: str
+    version: str
+
+    def load(self) -> Any:
+        """Import the module and return the object the entry point names."""
+        match = _VALUE.match(self.value)
+        if match is None:
+            raise ValueError(f"entry point {self.name} = {self.value!r} is not module:attribute")
+        found = import_module(match["module"])
+        for part in (match["attr"] or "").split(".") if match["attr"] else ():
+            found = getattr(found, part)
+        return found
+
+
+def entry_points(group: str) -> list[Point]:
+    """The entry points of ``group``, each name once, from the cache when it is still true."""
+    from hippo_core.home import hippo_home
+
+    now = time.time()
+    folders = [(entry, _mtime(entry)) for entry in sys.path]
+    key = repr((group, sys.executable, folders))
+    cache = os.path.join(hippo_home(), "cache", "entry-points.json")
+    cached = read_cache(cache, key)
+    if isinstance(cached, dict) and _still_true(cached.get("files")):
+        try:
+            return [Point(*point) for point in cached["points"]]
+        except (KeyError, TypeError):
+            pass
+    points, files = _scan(group)
+    stamps = [mtime for _entry, mtime in folders] + [stamp[1] for stamp in files]
+    if all(mtime is None or mtime < (now - RACY_SECONDS) * 1e9 for mtime in stamps):
+        payload = {"points": [list(vars(p).values()) for p in points], "files": files}
+        write_cache(cache, key, payload)
+    return points
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path or ".").st_mtime_ns
+    except (OSError, ValueError):
+        return None
+
+
+def _still_true(files: Any) -> bool:
+    if not isinstance(files, list):
+        return False
+    return all(isinstance(stamp, list) and _mtime(stamp[0]) == stamp[1] for stamp in files)
+
+
+def _scan(group: str) -> tuple[list[Point], list[list[Any]]]:
+    from importlib.metadata import entry_points as scan
+
+    points: dict[str, Point] = {}
+    files: list[list[Any]] = []
+    for point in scan(group=group):
+        # A distribution installed twice on sys.path lists its entry points twice.
+        if point.name in points:
+            continue
+        dist = point.dist
+        name = dist.name if dist else "unknown distribution"
+        points[point.name] = Point(point.name, point.value, name, dist.version if dist else "")
+        folder = getattr(dist, "_path", None)  # where its metadata is, for the cache's check
+        if folder is not None:
+            listed = os.path.join(os.fspath(folder), "entry_points.txt")
+            files.append([listed, _mtime(listed)])
+    return list(points.values()), files

@@ -1,0 +1,3 @@
+"""hippo's version: one place, read by the package, the cache keys and pyproject.toml."""
+
+__version__ = "0.1.0"
