@@ -9,12 +9,13 @@ hippo_core`` costs next to nothing: an agent's hooks import the package on every
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
-
 from hippo_core.version import __version__
 
+# Not typing.TYPE_CHECKING: importing typing costs the agent's hooks a few milliseconds.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from hippo_core.budget import ContextBlock, ContextPart, OverBudget
     from hippo_core.context import build_context
     from hippo_core.dream.model import (
@@ -88,6 +89,8 @@ def __getattr__(name: str) -> Any:
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'hippo_core' has no attribute {name!r}")
+    from importlib import import_module
+
     value = getattr(import_module(module), name)
     globals()[name] = value
     return value

@@ -2,26 +2,31 @@
 
 The hook's JSON arrives on stdin. Whatever goes wrong, a hook prints nothing harmful and
 exits 0, so the agent is never blocked; the problem goes to ``$HIPPO_HOME/hooks.log``.
-This path imports neither SQLAlchemy nor pydantic: it runs before every session and prompt.
 
 The budget is split as the spec says: ``session-start`` prints the required parts (warnings,
 entry section, required notes, session line) and records their size; ``prompt`` prints the
 optional parts (relevant notes for the prompt, linter counts) on the session's first prompt
 only, within what is left of the budget.
+
+Claude Code waits for the prompt hook on every prompt, and on every prompt but the first it
+has nothing to print: that answer comes from one read of the session record, before the
+workspace's settings, the plugins or anything else is loaded.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import time
-from pathlib import Path
-from typing import Any, TextIO
 
-from hippo_core import sessions
-from hippo_core.home import hippo_home
-from hippo_core.transcripts.privacy import is_private_session, redact
+from hippo_core import quickjson
+from hippo_core.locate import HIPPO_DIR, find_root
+from hippo_core.session_ids import DECLARED, session_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from hippo_core.workspace import Workspace
 
 #: Hook names as the CLI spells them.
 EVENTS = ("session-start", "prompt", "session-end")
@@ -36,6 +41,8 @@ class HookProblem(Exception):
 
 def log_problem(event: str, message: str) -> None:
     """Append one line to ``$HIPPO_HOME/hooks.log`` (best effort)."""
+    from hippo_core.home import hippo_home
+
     try:
         home = hippo_home()
         home.mkdir(parents=True, exist_ok=True)
@@ -52,10 +59,17 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
 
     try:
         payload = _payload(stdin)
-        workspace = _workspace(payload)
-        if workspace is None:
+        root = _root(payload)
+        if root is None:
             return
         raw_id = _raw_id(payload, tool)
+        if event == "prompt" and _prompted(root, raw_id):
+            return
+        from pathlib import Path
+
+        from hippo_core.workspace import Workspace
+
+        workspace = Workspace.open(Path(root))
         handler = {"session-start": _session_start, "prompt": _prompt, "session-end": _end}
         text = handler[event](workspace, raw_id, tool, payload)
         if text:
@@ -71,7 +85,7 @@ def _payload(stdin: str) -> dict[str, Any]:
     if not stdin.strip():
         raise HookProblem("empty stdin (expected the agent's hook JSON)")
     try:
-        payload = json.loads(stdin)
+        payload = quickjson.loads(stdin)
     except ValueError as exc:
         raise HookProblem(f"stdin is not JSON ({exc})") from None
     if not isinstance(payload, dict):
@@ -81,16 +95,15 @@ def _payload(stdin: str) -> dict[str, Any]:
     return payload
 
 
-def _workspace(payload: dict[str, Any]) -> Any:
-    from hippo_core.workspace import Workspace, find_root
-
+def _root(payload: dict[str, Any]) -> str | None:
+    """The workspace of the session's folder, or of ``$CLAUDE_PROJECT_DIR``."""
     cwd = payload.get("cwd")
-    start = Path(cwd) if isinstance(cwd, str) and cwd else Path.cwd()
-    root = find_root(start) if start.is_dir() else None
+    start = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    root = find_root(start) if os.path.isdir(start) else None
     if root is None:
         project = os.environ.get("CLAUDE_PROJECT_DIR")
-        root = find_root(Path(project)) if project and Path(project).is_dir() else None
-    return Workspace.open(root) if root is not None else None
+        root = find_root(project) if project and os.path.isdir(project) else None
+    return root
 
 
 def _raw_id(payload: dict[str, Any], tool: str) -> str:
@@ -100,22 +113,43 @@ def _raw_id(payload: dict[str, Any], tool: str) -> str:
     return f"codex-{raw}" if tool == "codex" else raw
 
 
+def _prompted(root: str, raw_id: str) -> bool:
+    """True when the session's declared record says its first prompt was answered.
+
+    Read without the records' lock: records are replaced whole (a rename), so this sees
+    the old record or the new one; a record not yet there sends the hook the long way.
+    """
+    path = os.path.join(root, HIPPO_DIR, "sessions", f"{session_id(raw_id)}.json")
+    try:
+        with open(path, "rb") as handle:
+            record = quickjson.loads(handle.read())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(record, dict)
+        and record.get("kind") == DECLARED
+        and bool(record.get("first_prompt"))
+    )
+
+
 def _cwd(payload: dict[str, Any]) -> str | None:
     cwd = payload.get("cwd")
     return cwd if isinstance(cwd, str) else None
 
 
-def _session_start(workspace: Any, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
+def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
+    from hippo_core import sessions
     from hippo_core.budget import fit
     from hippo_core.plugins import load_plugins
 
     source = str(payload.get("source") or "startup")
     with sessions.records_lock(workspace):
+        # Written now: the session line (a context part) reads the record.
         record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload))
         last = record.get("last_start") or {}
         if last.get("source") == source and time.time() - last.get("at", 0) < DUPLICATE_SECONDS:
             return ""
-        parts = load_plugins().context_parts(workspace, raw_id, None)
+        parts = load_plugins(hot=True).context_parts(workspace, raw_id, None)
         block = fit([p for p in parts if p.required], workspace.settings.budget_bytes)
         record["context_bytes"] = block.size
         record["last_start"] = {"source": source, "at": time.time()}
@@ -123,9 +157,11 @@ def _session_start(workspace: Any, raw_id: str, tool: str, payload: dict[str, An
     return block.text
 
 
-def _prompt(workspace: Any, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
+def _prompt(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
+    from hippo_core import sessions
     from hippo_core.budget import fit
     from hippo_core.plugins import load_plugins
+    from hippo_core.transcripts.privacy import is_private_session, redact
 
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
@@ -133,18 +169,18 @@ def _prompt(workspace: Any, raw_id: str, tool: str, payload: dict[str, Any]) -> 
     with sessions.records_lock(workspace):
         record = sessions.load_record(workspace, raw_id)
         if record is None or record.get("kind") != sessions.DECLARED:
-            record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload))
+            record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload), write=False)
         if record.get("first_prompt"):
             return ""
-        marker = payload.get("prompt_id") or hashlib.sha256(prompt.encode()).hexdigest()[:16]
-        record["first_prompt"] = str(marker)
+        record["first_prompt"] = str(payload.get("prompt_id") or _digest(prompt))
         if is_private_session(prompt):
             record["private"] = True  # ingest leaves the session out; keep no task either
         elif not record.get("task"):
             record["task"] = redact(prompt).text
         sessions.write_record(workspace, record)
     left = workspace.settings.budget_bytes - int(record.get("context_bytes") or 0)
-    parts = [p for p in load_plugins().context_parts(workspace, None, prompt) if not p.required]
+    parts = load_plugins(hot=True).context_parts(workspace, None, prompt)
+    parts = [p for p in parts if not p.required]
     if left <= 0:
         for part in parts:
             log_problem("prompt", f"omitted: {part.name} ({part.size}): no budget left")
@@ -155,9 +191,18 @@ def _prompt(workspace: Any, raw_id: str, tool: str, payload: dict[str, Any]) -> 
     return block.text
 
 
-def _end(workspace: Any, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
+def _digest(prompt: str) -> str:
+    """A marker for a first prompt that came without an id (Codex sends none)."""
+    import zlib
+
+    return f"crc32-{zlib.crc32(prompt.encode('utf-8', 'surrogatepass')):08x}"
+
+
+def _end(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
+    from hippo_core import sessions
+
     with sessions.records_lock(workspace):
-        record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload))
+        record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload), write=False)
         reason = payload.get("reason")
         if isinstance(reason, str):
             record["exit_reason"] = reason

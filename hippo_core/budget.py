@@ -6,10 +6,12 @@ An optional part goes in only whole and only if it fits; what is left out is rep
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 from hippo_core.errors import HippoError, UsageError
+from hippo_core.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class ContextPart:
@@ -46,25 +48,37 @@ class ContextPart:
         return f"ContextPart({self.name!r}, {kind}, order={self.order})"
 
 
-@dataclass(frozen=True)
-class Omission:
+class Omission(Record):
     """An optional part that did not fit: printed as ``omitted: <part> (<bytes>)``."""
 
+    __slots__ = ("name", "size")
     name: str
     size: int
+
+    def __init__(self, name: str, size: int) -> None:
+        self._set(name=name, size=size)
 
     def render(self) -> str:
         return f"omitted: {self.name} ({self.size})"
 
 
-@dataclass(frozen=True)
-class ContextBlock:
+class ContextBlock(Record):
     """The block as built: its text, the parts in it and the parts left out."""
 
+    __slots__ = ("text", "budget", "parts", "omitted")
     text: str
     budget: int
-    parts: tuple[ContextPart, ...] = ()
-    omitted: tuple[Omission, ...] = field(default=())
+    parts: tuple[ContextPart, ...]
+    omitted: tuple[Omission, ...]
+
+    def __init__(
+        self,
+        text: str,
+        budget: int,
+        parts: tuple[ContextPart, ...] = (),
+        omitted: tuple[Omission, ...] = (),
+    ) -> None:
+        self._set(text=text, budget=budget, parts=parts, omitted=omitted)
 
     @property
     def size(self) -> int:

@@ -8,8 +8,8 @@ or unwritable only costs time, never correctness.
 from __future__ import annotations
 
 import contextlib
-import json
 
+from hippo_core import quickjson
 from hippo_core.atomic import atomic_write
 from hippo_core.version import __version__
 
@@ -23,7 +23,7 @@ def read_cache(path: str | PathLike[str], key: str) -> Any | None:
     """The payload stored under ``key``, or None when there is none for this key and version."""
     try:
         with open(path, "rb") as handle:
-            stored = json.load(handle)
+            stored = quickjson.loads(handle.read())
     except (OSError, ValueError):
         return None
     if not isinstance(stored, dict):
@@ -35,6 +35,8 @@ def read_cache(path: str | PathLike[str], key: str) -> Any | None:
 
 def write_cache(path: str | PathLike[str], key: str, payload: Any) -> None:
     """Store ``payload`` under ``key``; a failure to write is not an error."""
+    import json
+
     data = json.dumps({"hippo": __version__, "key": key, "payload": payload}, ensure_ascii=False)
     with contextlib.suppress(OSError):
         atomic_write(path, data, durable=False)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from hippo_core.budget import ContextBlock, check_budget, fit
 from hippo_core.plugins import Plugins, load_plugins
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 

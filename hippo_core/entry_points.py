@@ -10,37 +10,40 @@ folder's time), and checked against the times of the ``entry_points.txt`` files 
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
-from dataclasses import dataclass
 from importlib import import_module
-from typing import Any
 
 from hippo_core.cache import read_cache, write_cache
+from hippo_core.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: A folder or file changed this recently may change again within its mtime's granularity:
 #: what was read from it is not kept (git's "racy" entries, the same remedy).
 RACY_SECONDS = 2.0
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[.*\]\s*)?$")
 
 
-@dataclass(frozen=True)
-class Point:
+class Point(Record):
     """One entry point: its name, ``module:attribute``, and the distribution it came from."""
 
+    __slots__ = ("name", "value", "distribution", "version")
     name: str
     value: str
     distribution: str
     version: str
 
+    def __init__(self, name: str, value: str, distribution: str, version: str) -> None:
+        self._set(name=name, value=value, distribution=distribution, version=version)
+
     def load(self) -> Any:
-        """Import the module and return the object the entry point names."""
-        match = _VALUE.match(self.value)
-        if match is None:
-            raise ValueError(f"entry point {self.name} = {self.value!r} is not module:attribute")
-        found = import_module(match["module"])
-        for part in (match["attr"] or "").split(".") if match["attr"] else ():
+        """Import the module and return the object the entry point names, as
+        :meth:`importlib.metadata.EntryPoint.load` does (``module:attr.attr [extras]``)."""
+        module, _, attribute = self.value.partition(":")
+        found = import_module(module.strip())
+        for part in attribute.split("[", 1)[0].strip().split(".") if attribute else ():
             found = getattr(found, part)
         return found
 
@@ -62,7 +65,7 @@ def entry_points(group: str) -> list[Point]:
     points, files = _scan(group)
     stamps = [mtime for _entry, mtime in folders] + [stamp[1] for stamp in files]
     if all(mtime is None or mtime < (now - RACY_SECONDS) * 1e9 for mtime in stamps):
-        payload = {"points": [list(vars(p).values()) for p in points], "files": files}
+        payload = {"points": [list(p.as_dict().values()) for p in points], "files": files}
         write_cache(cache, key, payload)
     return points
 

@@ -9,12 +9,13 @@ are the hooks below; a distribution offers one through an entry point in the gro
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-import pluggy
+from hippo_core.markers import hookspec
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
         Event,
@@ -28,8 +29,6 @@ if TYPE_CHECKING:
     from hippo_core.notes.note import Note
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
-
-hookspec = pluggy.HookspecMarker("hippo")
 
 BackendFactory = Callable[["Workspace"], "ModelBackend"]
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
-from hippo_core.workspace import HIPPO_DIR, Workspace
+from hippo_core.locate import HIPPO_DIR
+from hippo_core.workspace import Workspace
 
 GITIGNORE_HEADER = "# hippo: files that stay on this machine (written by `hippo init`)"
 

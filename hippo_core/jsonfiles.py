@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
+from hippo_core import quickjson
 from hippo_core.errors import HippoError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 
 def read_object(path: Path, shown: str, *, kind: str, missing: str = "") -> dict[str, Any]:
@@ -16,7 +18,7 @@ def read_object(path: Path, shown: str, *, kind: str, missing: str = "") -> dict
     the message for a file that does not exist.
     """
     try:
-        value = json.loads(path.read_bytes())
+        value = quickjson.loads(path.read_bytes())
     except FileNotFoundError:
         raise HippoError(missing or f"{shown} does not exist") from None
     except (OSError, ValueError) as exc:
@@ -31,7 +33,7 @@ def objects_in(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
     found = []
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
-            value = json.loads(path.read_bytes())
+            value = quickjson.loads(path.read_bytes())
         except (OSError, ValueError):
             continue
         if isinstance(value, dict):

@@ -7,9 +7,12 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterator
-from pathlib import Path
-from typing import IO, Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import IO, Any
 
 
 def _try_lock(handle: IO[Any]) -> bool:

@@ -4,25 +4,33 @@ Third-party plugins come from entry points in the group ``hippo``. ``HIPPO_LOAD_
 chooses among them: unset loads all, an empty value none, a comma-separated list only the
 entry points or distributions it names. A plugin that fails to load is logged, listed by
 ``hippo plugins`` and ``hippo doctor`` with its distribution's name, and skipped.
+
+pluggy's plugin manager loads them, checks them and orders their hooks. The agent's hot
+path (``hippo hook ...``, ``hippo context``) cannot afford to import pluggy, so it loads the
+same plugins through :mod:`hippo_core.hotplugins`, which reads the same marks the same way
+and gives way to pluggy for any plugin it could read differently (``load_plugins(hot=True)``).
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import pluggy
 
 from hippo_core import hookspecs
 from hippo_core.errors import HippoError
+from hippo_core.markers import hookimpl
+from hippo_core.records import Record
 from hippo_core.version import __version__
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    import pluggy
+
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
         Event,
@@ -33,39 +41,68 @@ if TYPE_CHECKING:
     )
     from hippo_core.findings import Finding
     from hippo_core.hookspecs import BackendFactory
+    from hippo_core.hotplugins import Impl
     from hippo_core.notes.note import Note
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
 
+__all__ = ["DEFAULT_PLUGINS", "Plugins", "hookimpl", "load_plugins"]
+
 ENTRY_POINT_GROUP = "hippo"
 DISTRIBUTION = "hippo-memory"
-DEFAULT_PLUGINS = (
-    "hippo_core.builtins.commands",
-    "hippo_core.builtins.packs",
-    "hippo_core.builtins.context_parts",
-    "hippo_core.builtins.lint",
-    "hippo_core.builtins.doctor_checks",
-    "hippo_core.builtins.sources",
-    "hippo_core.builtins.dreaming",
-    "hippo_core.builtins.dream_warnings",
-    "hippo_core.builtins.dream_log",
-    "hippo_core.builtins.dream_doctor",
-    "hippo_core.builtins.pack_doctor",
-)
+#: hippo's own plugins, in the order they are registered, and the hooks each implements: the
+#: hot path imports a built-in only when it calls one of its hooks (a test keeps this equal to
+#: what pluggy finds in the modules).
+BUILTIN_HOOKS = {
+    "hippo_core.builtins.commands": ("hippo_register_commands",),
+    "hippo_core.builtins.packs": ("hippo_register_packs",),
+    "hippo_core.builtins.context_parts": ("hippo_context_parts",),
+    "hippo_core.builtins.lint": ("hippo_lint_note",),
+    "hippo_core.builtins.doctor_checks": ("hippo_doctor_checks",),
+    "hippo_core.builtins.sources": ("hippo_register_sources",),
+    "hippo_core.builtins.dreaming": (
+        "hippo_register_backends",
+        "hippo_register_kinds",
+        "hippo_register_readers",
+        "hippo_register_reviewers",
+        "hippo_register_validators",
+    ),
+    "hippo_core.builtins.dream_warnings": ("hippo_context_parts",),
+    "hippo_core.builtins.dream_log": ("hippo_event",),
+    "hippo_core.builtins.dream_doctor": ("hippo_doctor_checks",),
+    "hippo_core.builtins.pack_doctor": ("hippo_doctor_checks",),
+}
+DEFAULT_PLUGINS = tuple(BUILTIN_HOOKS)
 
-hookimpl = pluggy.HookimplMarker("hippo")
 
-
-@dataclass(frozen=True)
-class PluginInfo:
+class PluginInfo(Record):
     """What ``hippo plugins`` shows of one plugin."""
 
+    __slots__ = ("name", "distribution", "version", "hooks", "builtin", "error")
     name: str
     distribution: str
     version: str
-    hooks: tuple[str, ...] = ()
-    builtin: bool = False
-    error: str = ""
+    hooks: tuple[str, ...]
+    builtin: bool
+    error: str
+
+    def __init__(
+        self,
+        name: str,
+        distribution: str,
+        version: str,
+        hooks: tuple[str, ...] = (),
+        builtin: bool = False,
+        error: str = "",
+    ) -> None:
+        self._set(
+            name=name,
+            distribution=distribution,
+            version=version,
+            hooks=hooks,
+            builtin=builtin,
+            error=error,
+        )
 
     @property
     def origin(self) -> str:
@@ -73,54 +110,95 @@ class PluginInfo:
         return f"{self.name} ({self.distribution or 'unknown distribution'})"
 
 
-@dataclass(frozen=True)
-class PackSource:
+class PackSource(Record):
     """A pack a plugin ships: its folder, and the plugin (and distribution) it came from."""
 
+    __slots__ = ("name", "directory", "plugin")
     name: str
     directory: Path
     plugin: PluginInfo
 
+    def __init__(self, name: str, directory: Path, plugin: PluginInfo) -> None:
+        self._set(name=name, directory=directory, plugin=plugin)
 
-@dataclass(frozen=True)
-class CommandEntry:
+
+class CommandEntry(Record):
     """A command a plugin adds: ``hippo NAME``, its one-sentence help, and where it lives.
 
     ``target`` is ``module:attribute``, imported only when the command runs (or shows its
     help); the attribute is a ``typer.Typer`` app, a click command or a plain function.
     """
 
+    __slots__ = ("name", "target", "help", "plugin")
     name: str
     target: str
     help: str
     plugin: PluginInfo
 
+    def __init__(self, name: str, target: str, help: str, plugin: PluginInfo) -> None:
+        self._set(name=name, target=target, help=help, plugin=plugin)
 
-@dataclass
+
 class Plugins:
-    """The loaded plugins, with a typed call for each hook (the one place errors are named)."""
+    """The loaded plugins, with a typed call for each hook (the one place errors are named).
 
-    pm: pluggy.PluginManager
-    origins: dict[str, PluginInfo] = field(default_factory=dict)
-    broken: list[PluginInfo] = field(default_factory=list)
-    _calling: str = ""
+    ``pm`` is pluggy's plugin manager, or None when the hot path loaded them: ``read`` then
+    holds what each third-party plugin implements, and a hook's implementations are put in
+    pluggy's order the first time it is called (built-ins imported then).
+    """
+
+    def __init__(self, pm: pluggy.PluginManager | None = None) -> None:
+        self.pm = pm
+        self.read: dict[str, list[tuple[str, Impl]]] = {}
+        self.origins: dict[str, PluginInfo] = {}
+        self.broken: list[PluginInfo] = []
+        self._calling = ""
+        self._hot: dict[str, list[Impl]] = {}
 
     def infos(self) -> list[PluginInfo]:
         """Every plugin, loaded or broken, with the hooks it implements."""
-        loaded = []
-        for name, origin in self.origins.items():
-            plugin = self.pm.get_plugin(name)
-            callers = self.pm.get_hookcallers(plugin) or []
-            hooks = tuple(sorted(caller.name for caller in callers))
-            loaded.append(
-                PluginInfo(name, origin.distribution, origin.version, hooks, origin.builtin)
-            )
+        hooks: dict[str, set[str]] = {name: set() for name in self.origins}
+        if self.pm is None:
+            for hook in _specs():
+                for impl in self._impls(hook):
+                    hooks[impl.plugin_name].add(hook)
+        else:
+            for name in self.origins:
+                callers = self.pm.get_hookcallers(self.pm.get_plugin(name)) or []
+                hooks[name].update(caller.name for caller in callers)
+        loaded = [
+            PluginInfo(name, o.distribution, o.version, tuple(sorted(hooks[name])), o.builtin)
+            for name, o in self.origins.items()
+        ]
         return loaded + self.broken
 
     def implementers(self, hook: str) -> list[PluginInfo]:
         """The plugins that implement ``hook``, in the order they are called."""
-        caller = getattr(self.pm.hook, hook)
-        return [self._origin(impl.plugin_name) for impl in reversed(caller.get_hookimpls())]
+        return [self._origin(impl.plugin_name) for impl in self._impls(hook)]
+
+    def _impls(self, hook: str) -> list[Any]:
+        """The implementations of ``hook`` in the order pluggy calls them (the last first)."""
+        if self.pm is not None:
+            return list(reversed(getattr(self.pm.hook, hook).get_hookimpls()))
+        if hook not in self._hot:
+            self._hot[hook] = self._ordered(hook)
+        return list(reversed(self._hot[hook]))
+
+    def _ordered(self, hook: str) -> list[Impl]:
+        """``hook``'s implementations as pluggy lists them, plugin by plugin as registered."""
+        from hippo_core import hotplugins
+
+        impls: list[Impl] = []
+        for name in self.origins:
+            if name in BUILTIN_HOOKS and name not in self.read:
+                if hook not in BUILTIN_HOOKS[name]:
+                    continue
+                found = hotplugins.implementations(import_module(name), name, _specs())
+                self.read[name] = list(found)
+            for implemented, impl in self.read.get(name, ()):
+                if implemented == hook:
+                    hotplugins.add(impls, impl)
+        return impls
 
     def _origin(self, plugin_name: str) -> PluginInfo:
         return self.origins.get(plugin_name) or PluginInfo(plugin_name, "", "")
@@ -132,8 +210,7 @@ class Plugins:
         exception can name the plugin and distribution it came from.
         """
         results: list[Any] = []
-        caller = getattr(self.pm.hook, hook)
-        for impl in reversed(caller.get_hookimpls()):
+        for impl in self._impls(hook):
             self._calling = impl.plugin_name
             try:
                 value = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
@@ -241,11 +318,14 @@ class Plugins:
 _loaded: Plugins | None = None
 
 
-def load_plugins() -> Plugins:
-    """The plugins, loaded on first use and kept for the life of the process."""
+def load_plugins(*, hot: bool = False) -> Plugins:
+    """The plugins, loaded on first use and kept for the life of the process.
+
+    ``hot`` asks for the hot path's load (no pluggy import) when nothing is loaded yet.
+    """
     global _loaded
     if _loaded is None:
-        _loaded = _load()
+        _loaded = _load_hot() if hot else _load()
     return _loaded
 
 
@@ -256,6 +336,8 @@ def reset_plugins() -> None:
 
 
 def _load() -> Plugins:
+    import pluggy
+
     pm = pluggy.PluginManager("hippo")
     pm.add_hookspecs(hookspecs)
     plugins = Plugins(pm)
@@ -265,8 +347,72 @@ def _load() -> Plugins:
             module_name, DISTRIBUTION, __version__, builtin=True
         )
     pm.check_pending()
-    _load_entry_points(plugins, os.environ.get("HIPPO_LOAD_PLUGINS"))
+    for point in _entry_points():
+        try:
+            pm.register(point.load(), name=point.name)
+            pm.check_pending()
+        except Exception as exc:
+            if pm.has_plugin(point.name):
+                pm.unregister(name=point.name)
+            _skipped(plugins, point, exc)
+            continue
+        plugins.origins[point.name] = PluginInfo(point.name, point.distribution, point.version)
     return plugins
+
+
+def _load_hot() -> Plugins:
+    """The same plugins as :func:`_load`, read without pluggy; pluggy's load if one of them
+    (or a hook) is of a shape only pluggy reads right."""
+    from hippo_core import hotplugins
+
+    plugins = Plugins()
+    for name in DEFAULT_PLUGINS:
+        plugins.origins[name] = PluginInfo(name, DISTRIBUTION, __version__, builtin=True)
+    try:
+        hooks = _specs()
+        for point in _entry_points():
+            found = hotplugins.implementations(point.load(), point.name, hooks)
+            plugins.read[point.name] = list(found)
+            plugins.origins[point.name] = PluginInfo(point.name, point.distribution, point.version)
+    except Exception:  # GiveWay, or a plugin that fails to import: pluggy says it as it should
+        return _load()
+    return plugins
+
+
+_SPECS: dict[str, tuple[str, ...]] = {}
+
+
+def _specs() -> dict[str, tuple[str, ...]]:
+    """The hooks and their arguments, as the hot path reads them from the hookspecs."""
+    if not _SPECS:
+        from hippo_core import hotplugins
+
+        _SPECS.update(hotplugins.specs(hookspecs))
+    return _SPECS
+
+
+def _entry_points() -> list[Any]:
+    """The third-party entry points ``HIPPO_LOAD_PLUGINS`` lets in, built-ins' names left out."""
+    allowed = os.environ.get("HIPPO_LOAD_PLUGINS")
+    if allowed is not None and not allowed.strip():
+        return []
+    from hippo_core.entry_points import entry_points
+
+    wanted = _wanted(allowed)
+    return [
+        point
+        for point in entry_points(ENTRY_POINT_GROUP)
+        if wanted(point.name, point.distribution) and point.name not in DEFAULT_PLUGINS
+    ]
+
+
+def _skipped(plugins: Plugins, point: Any, exc: Exception) -> None:
+    error = f"{type(exc).__name__}: {exc}"
+    sys.stderr.write(
+        f"hippo: plugin {point.name} from {point.distribution} {point.version} was skipped: "
+        f"{error}\n"
+    )
+    plugins.broken.append(PluginInfo(point.name, point.distribution, point.version, error=error))
 
 
 def _wanted(allowed: str | None) -> Callable[[str, str], bool]:
@@ -274,29 +420,3 @@ def _wanted(allowed: str | None) -> Callable[[str, str], bool]:
         return lambda name, dist: True
     names = {part.strip() for part in allowed.split(",") if part.strip()}
     return lambda name, dist: name in names or dist in names
-
-
-def _load_entry_points(plugins: Plugins, allowed: str | None) -> None:
-    if allowed is not None and not allowed.strip():
-        return
-    from hippo_core.entry_points import entry_points
-
-    wanted = _wanted(allowed)
-    for point in entry_points(ENTRY_POINT_GROUP):
-        if not wanted(point.name, point.distribution) or point.name in plugins.origins:
-            continue
-        try:
-            plugins.pm.register(point.load(), name=point.name)
-            plugins.pm.check_pending()
-        except Exception as exc:
-            if plugins.pm.has_plugin(point.name):
-                plugins.pm.unregister(name=point.name)
-            error = f"{type(exc).__name__}: {exc}"
-            sys.stderr.write(
-                f"hippo: plugin {point.name} from {point.distribution} {point.version} "
-                f"was skipped: {error}\n"
-            )
-            info = PluginInfo(point.name, point.distribution, point.version, error=error)
-            plugins.broken.append(info)
-            continue
-        plugins.origins[point.name] = PluginInfo(point.name, point.distribution, point.version)

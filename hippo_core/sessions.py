@@ -4,43 +4,54 @@ A *declared* record is written by ``hippo session`` and ``hippo hook``; a *deriv
 ``hippo ingest`` for a transcript of this workspace that has no declared record. Declaring
 a session replaces its derived record; ingest never replaces a declared one.
 
-Ids become file names, so an id must match ``[A-Za-z0-9_-]{1,128}``; any other id is
-replaced by ``h-`` and the first 32 hex digits of its SHA-256, the same every time.
+Ids become file names (:mod:`hippo_core.session_ids`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import re
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+import time
 
+from hippo_core import quickjson
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
 from hippo_core.jsonfiles import objects_in, read_object
+from hippo_core.session_ids import DECLARED, DERIVED, session_id
 
+# The agents' hooks import this module on every prompt: typing, pathlib, datetime and
+# hashlib are left to the type checker and to the rare call that needs them.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
+
     from hippo_core.workspace import Workspace
 
-_VALID_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-DECLARED, DERIVED = "declared", "derived"
+__all__ = [
+    "DECLARED",
+    "DERIVED",
+    "UNSPECIFIED",
+    "all_records",
+    "declare",
+    "end",
+    "latest_open",
+    "load_record",
+    "new_declared",
+    "now",
+    "read_record",
+    "record_path",
+    "records_lock",
+    "session_id",
+    "write_record",
+]
+
 UNSPECIFIED = "unspecified"
-
-
-def session_id(raw: str) -> str:
-    """``raw`` when it is a valid id, else its deterministic hashed replacement."""
-    if _VALID_ID.fullmatch(raw):
-        return raw
-    return "h-" + hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
 def now() -> str:
     """The current UTC time as hippo writes it: ``2026-11-30T05:21:00Z``."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def record_path(workspace: Workspace, raw_id: str) -> Path:
@@ -67,7 +78,7 @@ def write_record(workspace: Workspace, record: dict[str, Any]) -> Path:
     """Write ``record`` atomically under its id (a derived one without fsync: ingest can
     write it again)."""
     path = record_path(workspace, record["id"])
-    text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    text = quickjson.dumps(record) + "\n"
     atomic_write(path, text, durable=record.get("kind") != DERIVED)
     return path
 
@@ -116,8 +127,12 @@ def declare(
     *,
     task: str | None = None,
     cwd: str | None = None,
+    write: bool = True,
 ) -> dict[str, Any]:
-    """The declared record of ``raw_id``, created (replacing a derived one) if needed."""
+    """The declared record of ``raw_id``, created (replacing a derived one) if needed.
+
+    ``write=False`` leaves writing it to the caller, who changes it further first.
+    """
     record = load_record(workspace, raw_id)
     if record is None or record.get("kind") != DECLARED:
         derived = record or {}
@@ -128,7 +143,8 @@ def declare(
                 record[key] = derived[key]
     elif task and not record.get("task"):
         record["task"] = task
-    write_record(workspace, record)
+    if write:
+        write_record(workspace, record)
     return record
 
 

@@ -1,44 +1,103 @@
-"""Workspace settings as the rest of hippo uses them: frozen dataclasses, defaults filled in.
+"""Workspace settings as the rest of hippo uses them: frozen values, defaults filled in.
 
 The file they come from is read by :mod:`hippo_core.settings_file` and validated by
-:mod:`hippo_core.settings_schema`.
+:mod:`hippo_core.settings_schema`. These are :class:`~hippo_core.records.Record` values
+rather than dataclasses: every agent hook reads them, and dataclasses cost it an import.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from hippo_core.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_LOG_NAME = "Session log.md"
 
 
-@dataclass(frozen=True)
-class OpenAISettings:
+class OpenAISettings(Record):
     """The ``[openai]`` table: an OpenAI-compatible chat completions endpoint."""
 
-    url: str = "http://127.0.0.1:8080/v1"
-    model: str = "default"
-    api_key_env: str = ""
-    max_tokens: int = 4000
+    __slots__ = ("url", "model", "api_key_env", "max_tokens")
+    url: str
+    model: str
+    api_key_env: str
+    max_tokens: int
+
+    def __init__(
+        self,
+        url: str = "http://127.0.0.1:8080/v1",
+        model: str = "default",
+        api_key_env: str = "",
+        max_tokens: int = 4000,
+    ) -> None:
+        self._set(url=url, model=model, api_key_env=api_key_env, max_tokens=max_tokens)
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(Record):
     """The validated settings of a workspace, defaults filled in."""
 
-    notes_dir: str = "notes"
-    entry_note: str = "Home.md"
-    budget_bytes: int = 25600
-    required_notes: tuple[str, ...] = ()
-    sample_tasks: tuple[str, ...] = ()
-    log_path: str | None = None
-    transcript_dirs: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    model_backend: str = "command"
-    model_command: tuple[str, ...] = ()
-    model_timeout_seconds: float = 600.0
-    openai: OpenAISettings = field(default_factory=OpenAISettings)
-    themes: tuple[str, ...] = ()
-    registries: tuple[str, ...] = ()
+    __slots__ = (
+        "notes_dir",
+        "entry_note",
+        "budget_bytes",
+        "required_notes",
+        "sample_tasks",
+        "log_path",
+        "transcript_dirs",
+        "model_backend",
+        "model_command",
+        "model_timeout_seconds",
+        "openai",
+        "themes",
+        "registries",
+    )
+    notes_dir: str
+    entry_note: str
+    budget_bytes: int
+    required_notes: tuple[str, ...]
+    sample_tasks: tuple[str, ...]
+    log_path: str | None
+    transcript_dirs: dict[str, tuple[str, ...]]
+    model_backend: str
+    model_command: tuple[str, ...]
+    model_timeout_seconds: float
+    openai: OpenAISettings
+    themes: tuple[str, ...]
+    registries: tuple[str, ...]
+
+    def __init__(
+        self,
+        notes_dir: str = "notes",
+        entry_note: str = "Home.md",
+        budget_bytes: int = 25600,
+        required_notes: tuple[str, ...] = (),
+        sample_tasks: tuple[str, ...] = (),
+        log_path: str | None = None,
+        transcript_dirs: dict[str, tuple[str, ...]] | None = None,
+        model_backend: str = "command",
+        model_command: tuple[str, ...] = (),
+        model_timeout_seconds: float = 600.0,
+        openai: OpenAISettings | None = None,
+        themes: tuple[str, ...] = (),
+        registries: tuple[str, ...] = (),
+    ) -> None:
+        self._set(
+            notes_dir=notes_dir,
+            entry_note=entry_note,
+            budget_bytes=budget_bytes,
+            required_notes=required_notes,
+            sample_tasks=sample_tasks,
+            log_path=log_path,
+            transcript_dirs={} if transcript_dirs is None else transcript_dirs,
+            model_backend=model_backend,
+            model_command=model_command,
+            model_timeout_seconds=model_timeout_seconds,
+            openai=OpenAISettings() if openai is None else openai,
+            themes=themes,
+            registries=registries,
+        )
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> Settings:
@@ -57,9 +116,12 @@ class Settings:
         return self.log_path or f"{self.notes_dir}/{DEFAULT_LOG_NAME}"
 
 
-@dataclass(frozen=True)
-class LoadedSettings:
+class LoadedSettings(Record):
     """Settings plus the warnings their file gave (each unknown key named once)."""
 
+    __slots__ = ("settings", "warnings")
     settings: Settings
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...]
+
+    def __init__(self, settings: Settings, warnings: tuple[str, ...] = ()) -> None:
+        self._set(settings=settings, warnings=warnings)

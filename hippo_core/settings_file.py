@@ -7,16 +7,16 @@ bytes; the hot path reads the cache.
 
 from __future__ import annotations
 
-import hashlib
-from dataclasses import asdict
-from pathlib import Path
-
 from hippo_core.cache import read_cache, write_cache
 from hippo_core.errors import HippoError
 from hippo_core.settings import LoadedSettings, Settings
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
 SETTINGS_FILE = "settings.toml"
-SCHEMA_TAG = b"settings 2\0"
+SCHEMA_TAG = "settings 3\0"
 """Part of the cache key: a cache written before a setting existed must not be reused."""
 
 
@@ -32,7 +32,9 @@ def load_settings(path: Path, *, shown_as: str, cache_path: Path) -> LoadedSetti
         return LoadedSettings(Settings())
     except OSError as exc:
         raise HippoError(f"{shown_as}: cannot be read ({exc.strerror})") from None
-    key = hashlib.sha256(SCHEMA_TAG + raw).hexdigest()
+    # The file's own bytes are the key (latin-1 maps each byte to one character): exact,
+    # and no hash library to import on the hot path. A settings file is a few hundred bytes.
+    key = SCHEMA_TAG + raw.decode("latin-1")
     cached = read_cache(cache_path, key)
     if isinstance(cached, dict):
         try:
@@ -47,9 +49,7 @@ def load_settings(path: Path, *, shown_as: str, cache_path: Path) -> LoadedSetti
 
 
 def _to_payload(loaded: LoadedSettings) -> dict[str, object]:
-    values = {name: getattr(loaded.settings, name) for name in Settings.__dataclass_fields__}
-    values["openai"] = asdict(loaded.settings.openai)
-    return {"settings": values, "warnings": list(loaded.warnings)}
+    return {"settings": loaded.settings.as_dict(), "warnings": list(loaded.warnings)}
 
 
 def _from_payload(payload: dict[str, object]) -> LoadedSettings:

@@ -6,7 +6,6 @@ commands that edit it: pydantic and tomlkit stay off the agent's hot path.
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
@@ -17,6 +16,7 @@ from tomlkit.exceptions import ParseError
 
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError, UsageError
+from hippo_core.records import Record
 from hippo_core.settings import LoadedSettings, Settings
 
 
@@ -164,8 +164,8 @@ def get_setting(settings: Settings, key: str) -> Any:
     if key == "log_path":
         return settings.effective_log_path
     value = getattr(settings, key)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+    if isinstance(value, Record):
+        return value.as_dict()
     return list(value) if isinstance(value, tuple) else value
 
 

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError
-from hippo_core.settings import LoadedSettings, Settings
+from hippo_core.locate import HIPPO_DIR
+from hippo_core.locate import find_root as _find_root
 from hippo_core.settings_file import SETTINGS_FILE, load_settings
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hippo_core.notes.index import NotesIndex
     from hippo_core.notes.store import NoteSet
+    from hippo_core.settings import LoadedSettings, Settings
 
-HIPPO_DIR = ".hippo"
 
 #: Paths below the workspace that stay on one machine: ``hippo init`` git-ignores them and
 #: ``hippo doctor`` warns when git tracks one. The session log is added from the settings.
@@ -31,19 +32,19 @@ LOCAL_ONLY = (
 
 def find_root(start: Path) -> Path | None:
     """The nearest folder at or above ``start`` that holds a ``.hippo/`` folder."""
-    start = start.resolve()
-    for folder in (start, *start.parents):
-        if (folder / HIPPO_DIR).is_dir():
-            return folder
-    return None
+    found = _find_root(os.fspath(start))
+    return None if found is None else Path(found)
 
 
-@dataclass
 class Workspace:
     """One workspace. Paths are absolute; ``settings`` are validated."""
 
-    root: Path
-    loaded: LoadedSettings = field(repr=False)
+    def __init__(self, root: Path, loaded: LoadedSettings) -> None:
+        self.root = root
+        self.loaded = loaded
+
+    def __repr__(self) -> str:
+        return f"Workspace(root={self.root!r})"
 
     @classmethod
     def open(cls, root: Path) -> Workspace:
@@ -127,8 +128,16 @@ class Workspace:
             return os.fspath(path)
 
     @cached_property
-    def notes(self) -> NoteSet:
-        """Every note below ``notes_dir``, parsed once per workspace object."""
-        from hippo_core.notes.store import load_notes
+    def notes_index(self) -> NotesIndex:
+        """The notes index (``.hippo/cache/notes.sqlite``), refreshed once per workspace
+        object: what changed since the last call is read again, nothing else."""
+        from hippo_core.notes.index import open_index
 
-        return load_notes(self.notes_dir, cache_path=self.cache_dir / "notes.json")
+        return open_index(self.notes_dir, self.cache_dir / "notes.sqlite")
+
+    @cached_property
+    def notes(self) -> NoteSet:
+        """Every note below ``notes_dir``, from the notes index."""
+        from hippo_core.notes.store import NoteSet
+
+        return NoteSet(self.notes_dir, self.notes_index.notes())

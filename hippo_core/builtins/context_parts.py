@@ -1,25 +1,24 @@
 """The five built-in parts of the context block.
 
 Entry section, required notes and the session line are required; relevant notes and the
-linter counts are optional. (Dreaming adds its warnings as a part of its own.)
+linter counts are optional. (Dreaming adds its warnings as a part of its own.) The optional
+parts are made only when asked for, from the notes index: a ranking query and two counts.
 """
 
 from __future__ import annotations
-
-import re
-from typing import TYPE_CHECKING
 
 from hippo_core.budget import ContextPart
 from hippo_core.errors import HippoError
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.notes.note import Note
     from hippo_core.workspace import Workspace
 
 ENTRY, REQUIRED, SESSION, RELEVANT, LINTER = 20, 30, 40, 50, 60
 MAX_RELEVANT = 5
-_WORD = re.compile(r"[^\W_]{3,}")
+#: The plugin whose linter findings the counts can be read from the index.
+BUILTIN_LINTER = "hippo_core.builtins.lint"
 
 
 @hookimpl
@@ -27,19 +26,22 @@ def hippo_context_parts(
     workspace: Workspace, session: str | None, task: str | None
 ) -> list[ContextPart]:
     parts = [
-        ContextPart("entry section", _entry_section(workspace), True, ENTRY),
-        ContextPart("required notes", _required(workspace), True, REQUIRED),
+        ContextPart("entry section", lambda: _entry_section(workspace), True, ENTRY),
+        ContextPart("required notes", lambda: _required(workspace), True, REQUIRED),
     ]
     if session is not None:
-        parts.append(ContextPart("session line", _session_line(workspace, session), True, SESSION))
+        make = lambda: _session_line(workspace, session)  # noqa: E731
+        parts.append(ContextPart("session line", make, True, SESSION))
     if task is not None:
-        parts.append(ContextPart("relevant notes", _relevant(workspace, task), False, RELEVANT))
-    parts.append(ContextPart("linter counts", _linter(workspace), False, LINTER))
+        parts.append(
+            ContextPart("relevant notes", lambda: _relevant(workspace, task), False, RELEVANT)
+        )
+    parts.append(ContextPart("linter counts", lambda: _linter(workspace), False, LINTER))
     return parts
 
 
 def _entry_section(workspace: Workspace) -> str:
-    from hippo_core.notes.note import decode_note, entry_section
+    from hippo_core.notes.text import decode_note, entry_section
 
     path = workspace.entry_note_path
     shown = workspace.relative(path)
@@ -75,39 +77,33 @@ def _session_line(workspace: Workspace, session: str) -> str:
 
 def task_words(task: str) -> list[str]:
     """The task's distinct words of three or more letters or digits, lower case, in order."""
-    return list(dict.fromkeys(word.lower() for word in _WORD.findall(task)))
+    from hippo_core.notes.text import words
 
-
-def rank(notes: list[Note], task: str) -> list[Note]:
-    """Notes scoring above zero, best first: one point per task word in title or headings.
-
-    Ties go to the most recently updated note (undated ones last), then to the path.
-    """
-    words = task_words(task)
-    scored = []
-    for note in notes:
-        vocabulary = {
-            w.lower() for text in (note.title, *note.headings) for w in _WORD.findall(text)
-        }
-        score = sum(1 for word in words if word in vocabulary)
-        if score:
-            updated = note.meta.updated.toordinal() if note.meta.updated else 0
-            scored.append((-score, -updated, note.path, note))
-    return [entry[-1] for entry in sorted(scored)]
+    return list(dict.fromkeys(words(task)))
 
 
 def _relevant(workspace: Workspace, task: str) -> str:
-    best = rank(list(workspace.notes), task)[:MAX_RELEVANT]
+    """Up to five notes scoring above zero, best first: one point per task word in the
+    note's title or headings; ties to the most recently updated (undated last), the path."""
+    best = workspace.notes_index.ranked(task_words(task), MAX_RELEVANT)
     if not best:
         return ""
-    lines = [f"- {note.title}: {note.first_line}".rstrip() for note in best]
+    lines = [f"- {title}: {first_line}".rstrip() for title, first_line in best]
     return "relevant:\n" + "".join(f"{line}\n" for line in lines)
 
 
 def _linter(workspace: Workspace) -> str:
-    from hippo_core.notes.lint import lint_notes
+    from hippo_core.builtins.lint import today
+    from hippo_core.plugins import load_plugins
 
-    findings = lint_notes(workspace)
-    overdue = sum(1 for f in findings if f.code == "overdue")
-    dangling = sum(1 for f in findings if f.code == "dangling link")
+    linters = [p.name for p in load_plugins().implementers("hippo_lint_note")]
+    if linters == [BUILTIN_LINTER]:
+        overdue = workspace.notes_index.overdue(today().toordinal())
+        dangling = workspace.notes_index.dangling()
+    else:  # another plugin's findings may count too: lint every note
+        from hippo_core.notes.lint import lint_notes
+
+        findings = lint_notes(workspace)
+        overdue = sum(1 for f in findings if f.code == "overdue")
+        dangling = sum(1 for f in findings if f.code == "dangling link")
     return f"linter: overdue={overdue} dangling={dangling}\n"

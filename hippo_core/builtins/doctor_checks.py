@@ -7,20 +7,19 @@ plugins that failed to load, and local-only files that git tracks (git is only r
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError
-from hippo_core.findings import Finding
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hippo_core.findings import Finding
     from hippo_core.workspace import Workspace
 
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    from hippo_core.findings import Finding
     from hippo_core.notes.lint import lint_notes
     from hippo_core.plugins import load_plugins
 
@@ -38,6 +37,8 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 
 def _notes_exist(workspace: Workspace, settings: str) -> list[Finding]:
+    from hippo_core.findings import Finding
+
     findings = []
     if not workspace.notes_dir.is_dir():
         shown = workspace.relative(workspace.notes_dir)
@@ -55,6 +56,7 @@ def _notes_exist(workspace: Workspace, settings: str) -> list[Finding]:
 
 def _budgets(workspace: Workspace) -> list[Finding]:
     from hippo_core.context import build_context
+    from hippo_core.findings import Finding
 
     findings = []
     budget = workspace.settings.budget_bytes
@@ -75,6 +77,11 @@ def _budgets(workspace: Workspace) -> list[Finding]:
 
 
 def _git_tracked(workspace: Workspace) -> list[Finding]:
+    import shutil
+    import subprocess
+
+    from hippo_core.findings import Finding
+
     git = shutil.which("git")
     if git is None:
         return [

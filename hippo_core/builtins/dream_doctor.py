@@ -3,19 +3,19 @@ runs went well, and no change was left half applied."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from hippo_core.errors import HippoError
-from hippo_core.findings import Finding
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hippo_core.findings import Finding
     from hippo_core.workspace import Workspace
 
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream.state import warnings
+    from hippo_core.findings import Finding
 
     findings = _packs(workspace) + _model(workspace)
     findings += [
@@ -27,6 +27,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 def _packs(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream.packs import PackError, load_passes
+    from hippo_core.findings import Finding
     from hippo_core.plugins import load_plugins
 
     try:
@@ -40,6 +41,7 @@ def _packs(workspace: Workspace) -> list[Finding]:
 
 
 def _model(workspace: Workspace) -> list[Finding]:
+    from hippo_core.findings import Finding
     from hippo_core.plugins import load_plugins
 
     settings = workspace.settings
@@ -67,6 +69,7 @@ def _model(workspace: Workspace) -> list[Finding]:
 def _half_applied(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream import receipts
     from hippo_core.dream.apply import APPLYING
+    from hippo_core.findings import Finding
 
     return [
         Finding(

@@ -5,19 +5,17 @@
 
 from __future__ import annotations
 
-import logging
-from typing import TYPE_CHECKING
-
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.dream.model import Event
     from hippo_core.workspace import Workspace
 
-log = logging.getLogger("hippo.dream")
-
 
 @hookimpl
 def hippo_event(workspace: Workspace, event: Event) -> None:
+    import logging
+
     details = " ".join(f"{key}={value}" for key, value in event.data.items())
-    log.info("%s %s", event.name, details)
+    logging.getLogger("hippo.dream").info("%s %s", event.name, details)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
 
 from hippo_core.budget import ContextPart
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
@@ -17,11 +18,16 @@ WARNINGS = 10
 def hippo_context_parts(
     workspace: Workspace, session: str | None, task: str | None
 ) -> list[ContextPart]:
+    return [ContextPart("dreaming warnings", lambda: _warnings(workspace), True, WARNINGS)]
+
+
+def _warnings(workspace: Workspace) -> str:
+    try:
+        names = os.listdir(workspace.hippo_dir / "reports")
+    except OSError:
+        names = []
+    if not any(name.endswith("-dream.md") for name in names):
+        return ""  # no report, no warning: the usual case costs one listing
     from hippo_core.dream.state import warnings
 
-    lines = warnings(workspace)
-    if not lines:
-        return []
-    return [
-        ContextPart("dreaming warnings", "".join(f"{line}\n" for line in lines), True, WARNINGS)
-    ]
+    return "".join(f"{line}\n" for line in warnings(workspace))

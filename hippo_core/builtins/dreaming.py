@@ -8,10 +8,10 @@ so loading this plugin costs nothing on an agent's hot path (``hippo context``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.dream.model import ProposalKind, Reader, Reviewer, Validator
     from hippo_core.hookspecs import BackendFactory

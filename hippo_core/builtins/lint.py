@@ -6,13 +6,13 @@
 
 from __future__ import annotations
 
-import datetime as dt
-from typing import TYPE_CHECKING
-
-from hippo_core.findings import Finding
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import datetime as dt
+
+    from hippo_core.findings import Finding
     from hippo_core.notes.note import Note
     from hippo_core.workspace import Workspace
 
@@ -21,6 +21,8 @@ ERRORS = frozenset({"invalid frontmatter", "unreadable note"})
 
 @hookimpl
 def hippo_lint_note(workspace: Workspace, note: Note) -> list[Finding]:
+    from hippo_core.findings import Finding
+
     where = f"{workspace.settings.notes_dir}/{note.path}"
     findings = [
         Finding("error" if p.code in ERRORS else "warning", p.code, p.detail, where, p.line)
@@ -39,4 +41,6 @@ def hippo_lint_note(workspace: Workspace, note: Note) -> list[Finding]:
 
 def today() -> dt.date:
     """Today in UTC: a note is overdue once its review_after is before this date."""
+    import datetime as dt
+
     return dt.datetime.now(dt.UTC).date()

@@ -6,18 +6,18 @@ Whether the packs load at all (and what they need installed) is dreaming's check
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from hippo_core.errors import HippoError
-from hippo_core.findings import Finding
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hippo_core.findings import Finding
     from hippo_core.workspace import Workspace
 
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    from hippo_core.findings import Finding
     from hippo_core.packs.files import PackError
     from hippo_core.packs.listing import list_packs
     from hippo_core.packs.lock import lock_path, read_lock

@@ -8,10 +8,10 @@ hook is called (by ``hippo ingest``), never on an agent's hot path.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from hippo_core.plugins import hookimpl
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.transcripts.model import TranscriptSource
 

@@ -84,6 +84,7 @@ def context(task: str | None, session: str | None, budget: int | None) -> int:
     """Print the block on stdout and what was left out on stderr; the exit code."""
     from hippo_core.budget import check_budget
     from hippo_core.context import build_context
+    from hippo_core.plugins import load_plugins
     from hippo_core.workspace import Workspace
 
     if budget is not None:
@@ -91,7 +92,8 @@ def context(task: str | None, session: str | None, budget: int | None) -> int:
     workspace = Workspace.find()
     for line in workspace.loaded.warnings:
         sys.stderr.write(f"warning: {line}\n")
-    block = build_context(workspace, task=task, session=session, budget=budget)
+    plugins = load_plugins(hot=True)
+    block = build_context(workspace, task=task, session=session, budget=budget, plugins=plugins)
     for omission in block.omitted:
         sys.stderr.write(f"{omission.render()}\n")
     sys.stdout.write(block.text)
@@ -141,7 +143,10 @@ def ingest(full: bool, as_json: bool) -> int:
     from pathlib import Path
 
     from hippo_core.index.ingest import ingest as run_ingest
+    from hippo_core.plugins import load_plugins
     from hippo_core.workspace import Workspace, find_root
+
+    load_plugins(hot=True)  # the sources, read as an agent's hooks read plugins
 
     def say(line: str) -> None:
         sys.stderr.write(f"{line}\n")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import typer
 
 from hippo_core.cli.common import JSON_OPTION, print_json
@@ -19,7 +17,7 @@ def plugins(as_json: bool = JSON_OPTION) -> None:
         commands.setdefault(entry.plugin.name, []).append(entry.name)
     infos = loaded.infos()
     if as_json:
-        print_json([{**asdict(info), "commands": commands.get(info.name, [])} for info in infos])
+        print_json([{**info.as_dict(), "commands": commands.get(info.name, [])} for info in infos])
         return
     for info in infos:
         state = f"failed to load: {info.error}" if info.error else ", ".join(info.hooks)

@@ -4,14 +4,13 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hippo_core.dream.model import Proposal, TurnText
 from hippo_core.dream.quotes import quotes
 from hippo_core.notes.edit import EditError, append_text, replace_text
-from hippo_core.notes.frontmatter import split_frontmatter
 from hippo_core.notes.note import parse_note
+from hippo_core.notes.text import CODE_FENCE, split_frontmatter
 
 QUOTE_RULE = (
     "new quotes no evidence turn word for word: copy at least two words in a row, or one "
@@ -71,7 +70,6 @@ class Append:
 
 #: The most bytes the text of a new note may have.
 MAX_CREATE_BYTES = 8192
-_FENCE = re.compile(r" {0,3}(```|~~~)")
 
 
 def creates(kind: Any) -> bool:
@@ -131,7 +129,7 @@ def note_problems(path: str, text: str) -> list[str]:
 def _has_title(text: str) -> bool:
     in_fence = False
     for line in text[split_frontmatter(text).body_start :].splitlines():
-        if _FENCE.match(line):
+        if CODE_FENCE.match(line):
             in_fence = not in_fence
         elif not in_fence and line.startswith("# ") and line[2:].strip():
             return True

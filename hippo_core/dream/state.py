@@ -113,14 +113,15 @@ def warnings(workspace: Workspace, now: datetime | None = None) -> list[str]:
     found = reports(workspace)
     if not found:
         return []
-    real = [status for status, dry in map(report_head, reversed(found)) if not dry]
-    if not real:
+    # The newest real run's report decides; older ones are not read.
+    real = next((status for status, dry in map(report_head, reversed(found)) if not dry), None)
+    if real is None:
         return ["warning: no dreaming run recorded"]
     lines = []
     success = parse_time(read_state(workspace).get("last_success"))
     now = now or datetime.now(UTC)
     if success is not None and now - success > STALE:
         lines.append(f"warning: last dreaming success {show_time(success)} (older than 36 hours)")
-    if real[0] == "failed":
+    if real == "failed":
         lines.append("warning: last dreaming run failed")
     return lines

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from hippo_core.notes.frontmatter import BOM, split_frontmatter
+from hippo_core.notes.text import BOM, split_frontmatter
 
 __all__ = ["EditError", "append_text", "note_digest", "replace_text"]
 

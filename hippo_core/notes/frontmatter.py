@@ -11,22 +11,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-BOM = "\ufeff"
-FENCE = "---"
+from hippo_core.notes.text import Split
+
 MAX_FRONTMATTER_BYTES = 64 * 1024
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-@dataclass(frozen=True)
-class Split:
-    """Where a note's frontmatter block and body are, as offsets into its decoded text."""
-
-    block: str | None
-    """The YAML between the fences; None when the note has no (closed) block."""
-    body_start: int
-    body_line: int
-    """The 1-based line number of the body's first line."""
-    unclosed: bool = False
 
 
 @dataclass(frozen=True)
@@ -47,23 +35,6 @@ class Problem:
     code: str
     detail: str
     line: int
-
-
-def split_frontmatter(text: str) -> Split:
-    """Find the block: an opening ``---`` line first (after a BOM), up to ``---`` or ``...``."""
-    start = 1 if text.startswith(BOM) else 0
-    first_end = text.find("\n", start)
-    if first_end < 0 or text[start:first_end].rstrip("\r") != FENCE:
-        return Split(None, start, 1)
-    position, line = first_end + 1, 2
-    while position < len(text):
-        end = text.find("\n", position)
-        stop = len(text) if end < 0 else end
-        if text[position:stop].rstrip("\r") in (FENCE, "..."):
-            body = len(text) if end < 0 else end + 1
-            return Split(text[first_end + 1 : position], body, line + 1)
-        position, line = stop + 1, line + 1
-    return Split(None, start, 1, unclosed=True)
 
 
 def read_meta(split: Split) -> tuple[Meta, list[Problem]]:

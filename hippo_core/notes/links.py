@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 LINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
 
@@ -24,6 +24,25 @@ def find_links(line: str) -> list[str]:
     return [t for t in (link_target(m) for m in LINK.findall(line)) if t]
 
 
+def resolve(
+    target: str, has: Callable[[str], bool], named: Callable[[str], list[str]]
+) -> str | None:
+    """The note ``target`` names, or None when the link dangles.
+
+    ``has(path)`` says whether a note is at ``path``; ``named(file_name)`` lists the notes
+    with that file name (two are enough to know it is not one).
+    """
+    if not _stays_inside(target):
+        return None
+    exact = f"{target}.md"
+    if has(exact):
+        return exact
+    if "/" in target:
+        return None
+    found = named(exact)
+    return found[0] if len(found) == 1 else None
+
+
 class LinkResolver:
     """Resolves link targets against a fixed set of note paths (relative, POSIX)."""
 
@@ -35,15 +54,7 @@ class LinkResolver:
 
     def resolve(self, target: str) -> str | None:
         """The note ``target`` names, or None when the link dangles."""
-        if not _stays_inside(target):
-            return None
-        exact = f"{target}.md"
-        if exact in self._paths:
-            return exact
-        if "/" in target:
-            return None
-        named = self._by_name.get(exact, [])
-        return named[0] if len(named) == 1 else None
+        return resolve(target, self._paths.__contains__, lambda name: self._by_name.get(name, []))
 
 
 def _stays_inside(target: str) -> bool:

@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hippo_core.notes.frontmatter import Meta, Problem, read_meta, split_frontmatter
+from hippo_core.notes.frontmatter import Meta, Problem, read_meta
 from hippo_core.notes.links import find_links
+from hippo_core.notes.text import CODE_FENCE, decode_note, split_frontmatter, words
 
 _HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r" {0,3}(```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -27,6 +27,11 @@ class Note:
     meta: Meta = field(default_factory=Meta)
     problems: tuple[Problem, ...] = ()
     has_frontmatter: bool = False
+
+    @property
+    def vocabulary(self) -> frozenset[str]:
+        """The words of its title and headings: what a task's words are matched against."""
+        return frozenset(w for text in (self.title, *self.headings) for w in words(text))
 
     def to_json(self) -> dict[str, Any]:
         m = self.meta
@@ -68,22 +73,18 @@ class Note:
         )
 
 
-def decode_note(raw: bytes) -> tuple[str | None, str]:
-    """The note's text, or None and why it cannot be read as a note."""
-    if b"\0" in raw:
-        return None, "a binary file, not Markdown"
-    try:
-        return raw.decode("utf-8"), ""
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 (byte {exc.start}); save it as UTF-8"
+def unreadable_note(path: str, why: str) -> Note:
+    """A note whose file cannot be read as a note: its stem as title, and the problem."""
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
+    return Note(path, stem, problems=(Problem("unreadable note", why, 1),))
 
 
 def parse_note(path: str, raw: bytes) -> Note:
     """Read a note's frontmatter, title, headings, first body line and links."""
-    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     text, why = decode_note(raw)
     if text is None:
-        return Note(path, stem, problems=(Problem("unreadable note", why, 1),))
+        return unreadable_note(path, why)
+    stem = path.rsplit("/", 1)[-1].removesuffix(".md")
     split = split_frontmatter(text)
     meta, problems = read_meta(split)
     title: str | None = None
@@ -93,7 +94,7 @@ def parse_note(path: str, raw: bytes) -> Note:
     in_fence = False
     body = text[split.body_start :].splitlines()
     for number, line in enumerate(body, start=split.body_line):
-        if _FENCE.match(line):
+        if CODE_FENCE.match(line):
             in_fence = not in_fence
             continue
         if in_fence:
@@ -118,17 +119,3 @@ def parse_note(path: str, raw: bytes) -> Note:
         problems=tuple(problems),
         has_frontmatter=split.block is not None or split.unclosed,
     )
-
-
-def entry_section(text: str) -> str:
-    """The text of a note's body before its first ``## `` heading, outside code fences."""
-    body = text[split_frontmatter(text).body_start :]
-    kept: list[str] = []
-    in_fence = False
-    for line in body.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-        elif not in_fence and line.startswith("## "):
-            break
-        kept.append(line)
-    return "\n".join(kept).strip("\n")

@@ -203,7 +203,9 @@ def _run(
     ]
     model, recording = _model(mode, case, workspace, plugins, passes)
     listener = _Listener(root)
-    plugins.pm.register(listener, name=f"hippo-eval-{id(listener)}")
+    pm = plugins.pm
+    assert pm is not None, "an eval loads its plugins with pluggy (load_plugins())"
+    pm.register(listener, name=f"hippo-eval-{id(listener)}")
     try:
         options = Options(
             since=since,
@@ -214,7 +216,7 @@ def _run(
         )
         outcome = dream(workspace, options, say=lambda line: None)
     finally:
-        plugins.pm.unregister(listener)
+        pm.unregister(listener)
     result = CaseResult(case.name, transcripts=summary.files, sessions=sessions)
     result.calls, result.bytes_in = model.calls, model.bytes_in
     result.bytes_out, result.seconds = model.bytes_out, model.seconds
