@@ -65,11 +65,9 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
         raw_id = _raw_id(payload, tool)
         if event == "prompt" and _prompted(root, raw_id):
             return
-        from pathlib import Path
-
         from hippo_core.workspace import Workspace
 
-        workspace = Workspace.open(Path(root))
+        workspace = Workspace.open(root)
         handler = {"session-start": _session_start, "prompt": _prompt, "session-end": _end}
         text = handler[event](workspace, raw_id, tool, payload)
         if text:

@@ -50,12 +50,12 @@ class Point(Record):
 
 def entry_points(group: str) -> list[Point]:
     """The entry points of ``group``, each name once, from the cache when it is still true."""
-    from hippo_core.home import hippo_home
+    from hippo_core.home import home_folder
 
     now = time.time()
     folders = [(entry, _mtime(entry)) for entry in sys.path]
     key = repr((group, sys.executable, folders))
-    cache = os.path.join(hippo_home(), "cache", "entry-points.json")
+    cache = os.path.join(home_folder(), "cache", "entry-points.json")
     cached = read_cache(cache, key)
     if isinstance(cached, dict) and _still_true(cached.get("files")):
         try:

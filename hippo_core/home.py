@@ -7,17 +7,27 @@ Linux, ``~/Library/Application Support/hippo`` on macOS).
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def hippo_home() -> Path:
     """The folder named by ``HIPPO_HOME``, or the platform default."""
+    from pathlib import Path
+
+    return Path(home_folder())
+
+
+def home_folder() -> str:
+    """:func:`hippo_home` as a string, for the agents' hooks (no :mod:`pathlib`)."""
     named = os.environ.get("HIPPO_HOME")
     if named:
-        return Path(named).expanduser()
-    from platformdirs import user_data_path
+        return os.path.expanduser(named)
+    from platformdirs import user_data_dir
 
-    return user_data_path("hippo", appauthor=False)
+    return user_data_dir("hippo", appauthor=False)
 
 
 def index_path() -> Path:

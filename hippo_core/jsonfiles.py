@@ -7,18 +7,22 @@ from hippo_core.errors import HippoError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from os import PathLike
     from pathlib import Path
     from typing import Any
 
 
-def read_object(path: Path, shown: str, *, kind: str, missing: str = "") -> dict[str, Any]:
+def read_object(
+    path: str | PathLike[str], shown: str, *, kind: str, missing: str = ""
+) -> dict[str, Any]:
     """The JSON object in ``path``; anything else is one error naming ``shown``.
 
     ``kind`` names what the file should hold (``session record``); ``missing`` replaces
     the message for a file that does not exist.
     """
     try:
-        value = quickjson.loads(path.read_bytes())
+        with open(path, "rb") as handle:
+            value = quickjson.loads(handle.read())
     except FileNotFoundError:
         raise HippoError(missing or f"{shown} does not exist") from None
     except (OSError, ValueError) as exc:

@@ -11,7 +11,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
+    from os import PathLike
     from typing import IO, Any
 
 
@@ -47,7 +47,7 @@ def _unlock(handle: IO[Any]) -> None:
 
 @contextlib.contextmanager
 def file_lock(
-    path: Path, *, wait: float | None = None, on_wait: Any = None
+    path: str | PathLike[str], *, wait: float | None = None, on_wait: Any = None
 ) -> Iterator[IO[str] | None]:
     """Hold an exclusive lock on ``path`` (created if missing) for the block.
 
@@ -55,8 +55,8 @@ def file_lock(
     then yields None (the caller decides what to say). ``on_wait`` is called once when the
     lock is busy.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+") as handle:
+    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    with open(path, "a+") as handle:
         deadline = None if wait is None else time.monotonic() + wait
         told = False
         while not _try_lock(handle):

@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import sys
 from importlib import import_module
-from pathlib import Path
 
 from hippo_core import hookspecs
 from hippo_core.errors import HippoError
@@ -27,6 +26,7 @@ from hippo_core.version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
     from typing import Any
 
     import pluggy
@@ -235,6 +235,8 @@ class Plugins:
     def all_packs(self) -> list[PackSource]:
         """Every pack every plugin registers, in order, a name as often as it is registered."""
         found: list[PackSource] = []
+
+        from pathlib import Path
 
         def register(name: str, directory: Path) -> None:
             found.append(PackSource(name, Path(directory), self._origin(self._calling)))

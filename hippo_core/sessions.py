@@ -16,6 +16,7 @@ from hippo_core import quickjson
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
 from hippo_core.jsonfiles import objects_in, read_object
+from hippo_core.locate import HIPPO_DIR
 from hippo_core.session_ids import DECLARED, DERIVED, session_id
 
 # The agents' hooks import this module on every prompt: typing, pathlib, datetime and
@@ -58,6 +59,11 @@ def record_path(workspace: Workspace, raw_id: str) -> Path:
     return workspace.sessions_dir / f"{session_id(raw_id)}.json"
 
 
+def _record_file(workspace: Workspace, raw_id: str) -> str:
+    # record_path as a string: the agents' hooks read and write records without pathlib.
+    return workspace.inside(HIPPO_DIR, "sessions", f"{session_id(raw_id)}.json")
+
+
 def load_record(workspace: Workspace, raw_id: str) -> dict[str, Any] | None:
     """The record of ``raw_id``, or None when there is none (or it is unreadable)."""
     try:
@@ -68,16 +74,16 @@ def load_record(workspace: Workspace, raw_id: str) -> dict[str, Any] | None:
 
 def read_record(workspace: Workspace, raw_id: str) -> dict[str, Any]:
     """The record of session ``raw_id``; a missing or unreadable record is an error."""
-    path = record_path(workspace, raw_id)
+    path = _record_file(workspace, raw_id)
     shown = workspace.relative(path)
     missing = f"session {raw_id!r} not found: there is no {shown}"
     return read_object(path, shown, kind="session record", missing=missing)
 
 
-def write_record(workspace: Workspace, record: dict[str, Any]) -> Path:
+def write_record(workspace: Workspace, record: dict[str, Any]) -> str:
     """Write ``record`` atomically under its id (a derived one without fsync: ingest can
     write it again)."""
-    path = record_path(workspace, record["id"])
+    path = _record_file(workspace, record["id"])
     text = quickjson.dumps(record) + "\n"
     atomic_write(path, text, durable=record.get("kind") != DERIVED)
     return path
@@ -97,7 +103,7 @@ def records_lock(workspace: Workspace) -> Iterator[None]:
     """Serialise read-modify-write of records (hooks may run twice, in parallel)."""
     from hippo_core.locks import file_lock
 
-    with file_lock(workspace.sessions_dir / ".lock"):
+    with file_lock(workspace.inside(HIPPO_DIR, "sessions", ".lock")):
         yield
 
 

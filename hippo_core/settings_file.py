@@ -13,21 +13,24 @@ from hippo_core.settings import LoadedSettings, Settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
+    from os import PathLike
 
 SETTINGS_FILE = "settings.toml"
 SCHEMA_TAG = "settings 3\0"
 """Part of the cache key: a cache written before a setting existed must not be reused."""
 
 
-def load_settings(path: Path, *, shown_as: str, cache_path: Path) -> LoadedSettings:
+def load_settings(
+    path: str | PathLike[str], *, shown_as: str, cache_path: str | PathLike[str]
+) -> LoadedSettings:
     """Read and validate a settings file; a missing file means every default.
 
     Raises :class:`~hippo_core.errors.HippoError` naming ``shown_as`` and the key when the
     file is not valid TOML or a value has the wrong type.
     """
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except FileNotFoundError:
         return LoadedSettings(Settings())
     except OSError as exc:

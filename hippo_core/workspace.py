@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from functools import cached_property
-from pathlib import Path
 
 from hippo_core.errors import HippoError
 from hippo_core.locate import HIPPO_DIR
@@ -13,6 +12,8 @@ from hippo_core.settings_file import SETTINGS_FILE, load_settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hippo_core.notes.index import NotesIndex
     from hippo_core.notes.store import NoteSet
     from hippo_core.settings import LoadedSettings, Settings
@@ -32,36 +33,44 @@ LOCAL_ONLY = (
 
 def find_root(start: Path) -> Path | None:
     """The nearest folder at or above ``start`` that holds a ``.hippo/`` folder."""
+    from pathlib import Path
+
     found = _find_root(os.fspath(start))
     return None if found is None else Path(found)
 
 
 class Workspace:
-    """One workspace. Paths are absolute; ``settings`` are validated."""
+    """One workspace. Paths are absolute; ``settings`` are validated.
 
-    def __init__(self, root: Path, loaded: LoadedSettings) -> None:
-        self.root = root
+    The folders are :class:`~pathlib.Path` objects, made when first asked for; the agents'
+    hooks, which must not pay for importing :mod:`pathlib`, use :attr:`folder` and
+    :meth:`inside`, the same paths as strings.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], loaded: LoadedSettings) -> None:
+        #: The workspace's folder, as a string.
+        self.folder = os.fspath(root)
         self.loaded = loaded
 
     def __repr__(self) -> str:
-        return f"Workspace(root={self.root!r})"
+        return f"Workspace({self.folder!r})"
 
     @classmethod
-    def open(cls, root: Path) -> Workspace:
+    def open(cls, root: str | os.PathLike[str]) -> Workspace:
         """Open the workspace at ``root``, reading and validating its settings."""
-        hippo = root / HIPPO_DIR
+        hippo = os.path.join(root, HIPPO_DIR)
         loaded = load_settings(
-            hippo / SETTINGS_FILE,
+            os.path.join(hippo, SETTINGS_FILE),
             shown_as=f"{HIPPO_DIR}/{SETTINGS_FILE}",
-            cache_path=hippo / "cache" / "settings.json",
+            cache_path=os.path.join(hippo, "cache", "settings.json"),
         )
-        return cls(root=root, loaded=loaded)
+        return cls(root, loaded)
 
     @classmethod
-    def find(cls, start: Path | None = None) -> Workspace:
+    def find(cls, start: str | os.PathLike[str] | None = None) -> Workspace:
         """Open the workspace at or above ``start`` (default: the current directory)."""
-        start = Path.cwd() if start is None else start
-        root = find_root(start)
+        start = os.getcwd() if start is None else os.fspath(start)
+        root = _find_root(start)
         if root is None:
             raise HippoError(
                 f"no hippo workspace at {start} or above (no {HIPPO_DIR}/ folder); "
@@ -69,9 +78,19 @@ class Workspace:
             )
         return cls.open(root)
 
+    def inside(self, *parts: str) -> str:
+        """A path below the workspace's folder, as a string (``/`` in parts is fine)."""
+        return os.path.join(self.folder, *parts)
+
     @property
     def settings(self) -> Settings:
         return self.loaded.settings
+
+    @cached_property
+    def root(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.folder)
 
     @property
     def hippo_dir(self) -> Path:
@@ -120,12 +139,13 @@ class Workspace:
         """Workspace-relative paths that must not be committed (folders end with ``/``)."""
         return (*LOCAL_ONLY, self.settings.effective_log_path)
 
-    def relative(self, path: Path) -> str:
+    def relative(self, path: str | os.PathLike[str]) -> str:
         """``path`` as shown to a person: relative to the workspace when inside it."""
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return os.fspath(path)
+        path = os.fspath(path)
+        head = os.path.join(self.folder, "")
+        if path.startswith(head):
+            return path[len(head) :].replace(os.sep, "/")
+        return "." if path == self.folder else path
 
     @cached_property
     def notes_index(self) -> NotesIndex:
@@ -133,7 +153,8 @@ class Workspace:
         object: what changed since the last call is read again, nothing else."""
         from hippo_core.notes.index import open_index
 
-        return open_index(self.notes_dir, self.cache_dir / "notes.sqlite")
+        notes = self.inside(self.settings.notes_dir)
+        return open_index(notes, self.inside(HIPPO_DIR, "cache", "notes.sqlite"))
 
     @cached_property
     def notes(self) -> NoteSet:

@@ -43,10 +43,12 @@ def hippo_context_parts(
 def _entry_section(workspace: Workspace) -> str:
     from hippo_core.notes.text import decode_note, entry_section
 
-    path = workspace.entry_note_path
+    settings = workspace.settings
+    path = workspace.inside(settings.notes_dir, settings.entry_note)
     shown = workspace.relative(path)
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as handle:
+            raw = handle.read()
     except FileNotFoundError:
         raise HippoError(
             f"entry note {shown} does not exist; create it or set entry_note "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from hippo_core.budget import ContextPart
+from hippo_core.locate import HIPPO_DIR
 from hippo_core.plugins import hookimpl
 
 TYPE_CHECKING = False
@@ -23,7 +24,7 @@ def hippo_context_parts(
 
 def _warnings(workspace: Workspace) -> str:
     try:
-        names = os.listdir(workspace.hippo_dir / "reports")
+        names = os.listdir(workspace.inside(HIPPO_DIR, "reports"))
     except OSError:
         names = []
     if not any(name.endswith("-dream.md") for name in names):

@@ -32,7 +32,7 @@ from hippo_core.version import __version__
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
-    from pathlib import Path
+    from os import PathLike
 
     from hippo_core.notes.note import Note
 
@@ -328,7 +328,7 @@ def _affected_targets(paths: list[str]) -> set[str]:
     return targets
 
 
-def open_index(notes_dir: Path, path: Path) -> NotesIndex:
+def open_index(notes_dir: str | PathLike[str], path: str | PathLike[str]) -> NotesIndex:
     """The index of ``notes_dir`` kept at ``path``, refreshed; rebuilt or in memory as needed."""
     root = os.fspath(notes_dir)
     for attempt in range(2):
