@@ -12,8 +12,10 @@ reviewer confirms (so validation, receipts, snapshots and note writes run).
 Then one `hippo dream` in a child process; its report's ``- time:`` line splits the run
 into phases. Prints the dream's wall time, the model time (a scripted call costs a Python
 start, which is the model's time, not hippo's), the overhead (wall - model), each phase's
-share of it, and the overhead per note against a bare `python -c pass` measured in the
-same run.
+share of it, and the overhead per note against the floor measured in the same run. The
+floor is an empty venv's `python -c pass` and hippo the `hippo` script of a venv where this
+checkout is pip-installed (see bench/harness.py); the notes, sessions and scripted model
+are made in this process with the tests' helpers. No target.
 
 Run: python bench/dream.py [--notes 500] [--sessions 5000]
 """
@@ -25,18 +27,15 @@ import json
 import os
 import random
 import re
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from context import compile_package
+from harness import Sample, clean_env, floor, header, installed_hippo, measure, row, run
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.claude_factory import ClaudeSession
 from tests.models import scripted_model
 
@@ -159,29 +158,10 @@ def rules(evidence: dict[int, str], proposing: list[int]) -> list[dict]:
     return found
 
 
-def hippo(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
-    """Wall seconds and stdout of one hippo command in a child process."""
-    start = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "hippo_core", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        raise SystemExit(f"hippo {' '.join(args)} failed: {result.stderr.strip()[-500:]}")
-    return elapsed, result.stdout
-
-
-def bare_python(runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def hippo(command: Path, args: list[str], cwd: Path, env: dict[str, str]) -> tuple[Sample, str]:
+    """The times and stdout of one run of an installed hippo command in a child process."""
+    cpu, wall, rss, out = run([command, *args], cwd=cwd, env=env)
+    return Sample([cpu], [wall], [rss]), out
 
 
 def main() -> None:
@@ -191,21 +171,15 @@ def main() -> None:
     parser.add_argument("--mentioned", type=int, default=50, help="notes the turns mention")
     parser.add_argument("--proposals", type=int, default=5, help="of those, notes changed")
     args = parser.parse_args()
-    compile_package()
+    command = installed_hippo()
     rng = random.Random(5)
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         root, claude, home = tmp_path / "ws", tmp_path / "claude", tmp_path / "home"
         for folder in (root, claude, home):
             folder.mkdir()
-        env = {
-            **os.environ,
-            "HIPPO_HOME": str(home / "hippo"),
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(claude),
-            "HIPPO_LOAD_PLUGINS": "",
-        }
-        hippo(["init"], root, env)
+        env = clean_env(home, CLAUDE_CONFIG_DIR=str(claude))
+        hippo(command, ["init"], root, env)
         make_notes(root / "notes", args.notes, rng)
         mentioned = rng.sample(range(args.notes), args.mentioned)
         proposing = mentioned[: args.proposals]
@@ -217,9 +191,9 @@ def main() -> None:
             encoding="utf-8",
         )
 
-        ingest_seconds, ingest_out = hippo(["ingest"], root, env)
-        bare = bare_python(5)
-        wall, out = hippo(["dream"], root, env)
+        ingest_run, ingest_out = hippo(command, ["ingest"], root, env)
+        base = measure([floor(tmp_path), "-c", "pass"], 5, cwd=tmp_path, env=env)
+        dream_run, out = hippo(command, ["dream"], root, env)
         report = (root / out.split("report ", 1)[1].strip()).read_text(encoding="utf-8")
         changed = sum(
             claim(i, 9000 + i) in (root / "notes" / note_path(i)).read_text(encoding="utf-8")
@@ -236,16 +210,20 @@ def main() -> None:
     ingest = re.search(r"^- ingest: .*\(([\d.]+) s\)", report, re.MULTILINE)
     reviews = len(re.findall(r"^- `[^`]+` \w+ by model", report, re.MULTILINE))
     unsent = len(re.findall(r"over the input budget .*; not sent$", report, re.MULTILINE))
-    model = seconds["model"]
+    model, wall = seconds["model"], dream_run.wall[0]
     overhead = wall - model
     rest = overhead - sum(seconds[phase] for phase in PHASES if phase != "model")
     per_note = overhead / args.notes
 
+    header(f"hippo dream ({command})", 5)
+    row("python -c pass (empty venv: the floor)", base, base)
+    row("hippo ingest, beforehand, 1 run", ingest_run, base)
+    row("hippo dream, 1 run (cpu: with the model's)", dream_run, base)
     print(
         f"notes: {args.notes} and Home.md; sessions: {args.sessions}; "
         f"notes the turns mention: {args.mentioned}"
     )
-    print(f"hippo ingest, beforehand:  {ingest_seconds:7.2f} s  ({ingest_out.strip()})")
+    print(f"hippo ingest, beforehand:  {ingest_run.wall[0]:7.2f} s  ({ingest_out.strip()})")
     print(
         f"model calls:               {calls[1] if calls else '?':>7}  proposer, {reviews} "
         f"reviewer ({changed} of {len(proposing)} proposed changes applied)"
@@ -262,13 +240,14 @@ def main() -> None:
         f"    {'unaccounted:':<22}{rest:7.2f} s  {rest / overhead:6.1%}  (start-up, ingest "
         f"{ingest[1] if ingest else '?'} s, session records, the report)"
     )
-    # The baseline: a bare interpreter start. Per note, the dream's overhead is what grows
-    # with a workspace, and an interpreter start is the least a model call costs (the
-    # cheapest model is a local program), so the ratio says whether hippo's own work per
-    # note is small next to even the fastest model.
-    print(f"python -c pass:            {bare * 1000:7.1f} ms (median of 5)")
+    # The baseline: the floor, a bare interpreter start. Per note, the dream's overhead is
+    # what grows with a workspace, and an interpreter start is the least a model call costs
+    # (the cheapest model is a local program), so the ratio says whether hippo's own work
+    # per note is small next to even the fastest model.
+    bare = base.wall_median
+    print(f"python -c pass (the floor):{bare * 1000:7.1f} ms (wall, median of 5)")
     print(f"overhead per note:         {per_note * 1000:7.1f} ms")
-    print(f"ratio: {per_note / bare:.2f}x a bare interpreter start per note")
+    print(f"ratio: {per_note / bare:.2f}x the floor per note")
 
 
 if __name__ == "__main__":

@@ -1,65 +1,127 @@
-"""How long `hippo hook prompt` takes, end to end, on a workspace of 2,000 notes.
+"""How long the agent's hooks take, `hippo hook prompt` and `hippo hook session-start`.
 
-Each run is a new session's first prompt (the case that prints relevant notes and the
-linter counts). Prints the median wall time and the ratio to a bare `python -c pass`
-measured in the same run (target: at most 8x). Run: python bench/hook.py [--notes N]
+For each count of notes (default: 2,000 and 20,000), on a workspace of `make_workspace`,
+after one untimed call that fills the caches as any earlier call would:
+
+- `hippo hook prompt`, a later prompt of a session (its first prompt ran: prints nothing):
+  target at most 2x the floor;
+- `hippo hook prompt`, a session's first prompt (a new session each run; prints the block
+  of relevant notes): at most 4x;
+- `hippo hook session-start`, a new session each run (source "startup"): at most 4x;
+
+and, given more than one count, each case's median at the largest count over its median at
+2,000 notes (session-start: at most 1.5x). The floor is an empty venv's `python -c pass`
+and hippo the `hippo` script of a venv where this checkout is pip-installed (see
+bench/harness.py); each figure is CPU (user+sys) and wall time, median and min-max.
+
+Run: python bench/hook.py [--notes N ...] [--runs R]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from context import compile_package, make_workspace
+from harness import (
+    Case,
+    Sample,
+    clean_env,
+    floor,
+    header,
+    installed_hippo,
+    make_workspace,
+    prints_nothing,
+    prints_something,
+    ratio_row,
+    rounds,
+    row,
+    run,
+    starts_with,
+)
+
+PROMPT = "fix the flaky migration test"
+#: Case: (row name, target over the floor, target of the largest count over 2,000 notes).
+CASES = {
+    "later": ("hook prompt, later prompt", 2.0, None),
+    "first": ("hook prompt, first prompt", 4.0, None),
+    "start": ("hook session-start", 4.0, 1.5),
+}
 
 
-def timed(argv: list[str], cwd: Path, stdin: str, env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    result = subprocess.run(
-        argv, cwd=cwd, input=stdin, text=True, stdout=subprocess.PIPE, env=env, check=True
+def payload(root: Path, session: str, **fields: str) -> str:
+    return json.dumps({"session_id": session, "cwd": str(root), **fields})
+
+
+def cases(
+    hippo: Path, python: Path, root: Path, env: dict[str, str], runs: int
+) -> dict[str, Sample]:
+    """The floor and the three cases, round after round."""
+    prompt, start = [hippo, "hook", "prompt"], [hippo, "hook", "session-start"]
+    later = payload(root, "bench-later", prompt=PROMPT)
+    # The warm-up: the first prompt of the session whose later prompts are timed.
+    if not run(prompt, cwd=root, env=env, stdin=later)[3].startswith("relevant:"):
+        raise SystemExit(f"the first prompt printed no relevant notes{logged(env)}")
+    found = rounds(
+        {
+            "floor": Case([python, "-c", "pass"], cwd=root, env=env),
+            "later": Case(prompt, cwd=root, env=env, stdin=later, check=prints_nothing),
+            "first": Case(
+                prompt,
+                cwd=root,
+                env=env,
+                stdin=lambda n: payload(root, f"bench-first-{n}", prompt=PROMPT),
+                check=starts_with("relevant:"),
+            ),
+            "start": Case(
+                start,
+                cwd=root,
+                env=env,
+                stdin=lambda n: payload(root, f"bench-start-{n}", source="startup"),
+                check=prints_something,
+            ),
+        },
+        runs,
     )
-    elapsed = time.perf_counter() - start
-    if stdin and not result.stdout.startswith("relevant:"):
-        raise SystemExit(f"the hook printed no relevant notes: {result.stdout[:200]!r}")
-    return elapsed
+    if logged(env):
+        raise SystemExit(f"a hook logged a problem{logged(env)}")
+    return found
+
+
+def logged(env: dict[str, str]) -> str:
+    """What the hooks logged: a hook exits 0 whatever went wrong."""
+    log = Path(env["HIPPO_HOME"]) / "hooks.log"
+    return f"; {log}:\n{log.read_text()[-2000:]}" if log.exists() else ""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--notes", type=int, default=2000)
+    parser.add_argument("--notes", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
-    hook = [sys.executable, "-m", "hippo_core", "hook", "prompt"]
-    compile_package()
+    hippo = installed_hippo()
+    found: dict[int, dict[str, Sample]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "ws"
-        make_workspace(root, args.notes)
-        past = time.time() - 60
-        for path in root.rglob("*.md"):
-            os.utime(path, (past, past))
-        env = {**os.environ, "HIPPO_HOME": str(Path(tmp) / "home"), "HIPPO_LOAD_PLUGINS": ""}
-
-        def payload(n: int) -> str:
-            prompt = "fix the flaky migration test"
-            return json.dumps({"session_id": f"bench-{n}", "cwd": str(root), "prompt": prompt})
-
-        timed(hook, root, payload(-1), env)  # the first run fills the caches, as any would
-        bare = statistics.median(
-            timed([sys.executable, "-c", "pass"], root, "", env) for _ in range(args.runs)
-        )
-        warm = statistics.median(timed(hook, root, payload(n), env) for n in range(args.runs))
-    print(f"notes: {args.notes}")
-    print(f"python -c pass:        {bare * 1000:7.1f} ms (median of {args.runs})")
-    print(f"hippo hook prompt:     {warm * 1000:7.1f} ms (median of {args.runs}, first prompts)")
-    print(f"ratio: {warm / bare:.1f}x the bare interpreter (target: at most 8x)")
+        tmp_path = Path(tmp)
+        env = clean_env(tmp_path / "home")
+        python = floor(tmp_path)
+        header(f"hippo hook ({hippo}), each count's cases and floor run in rounds", args.runs)
+        for count in args.notes:
+            root = tmp_path / f"ws-{count}"
+            make_workspace(root, count)
+            found[count] = cases(hippo, python, root, env, args.runs)
+            base = found[count]["floor"]
+            row(f"python -c pass (the floor, with {count:,} notes)", base, base)
+            for key, (name, target, _) in CASES.items():
+                row(f"{name} ({count:,} notes)", found[count][key], base, target)
+    if len(found) > 1:
+        small = 2000 if 2000 in found else min(found)
+        large = max(found)
+        for key, (name, _, target) in CASES.items():
+            label = f"{name}, {large:,} / {small:,} notes"
+            target = target if small == 2000 else None  # the target is over 2,000 notes
+            ratio_row(label, found[large][key], found[small][key], target)
 
 
 if __name__ == "__main__":

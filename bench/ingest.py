@@ -1,35 +1,48 @@
 """How fast `hippo ingest` reads Claude Code transcripts, and how much memory it takes.
 
 Generates corpora of Claude Code 2.1-shaped JSONL (prompts, one record per assistant
-content block, tool results with large outputs, hook attachments, request blobs) and prints,
-each measured in the same run:
+content block, tool results with large outputs, hook attachments, request blobs) in 25
+projects, and measures, each in the same run:
 
-- full ingest of the large corpus / the stdlib `json` module parsing the same lines
-  (target: at most 3x);
-- incremental ingest after one turn is appended to one file / `python -c pass`
-  (target: at most 5x);
-- peak memory (max RSS) of a full ingest of the small and the large corpus (streamed: it
-  should not grow with the corpus).
+- a full ingest of the large corpus (`--mb`, default 200) over the standard library's
+  `json` parsing every line of it (run by the floor's interpreter): target at most 3x;
+- in a hippo workspace (`.hippo/settings.toml`, `notes/Home.md`) where the sessions of one
+  of the projects ran, so that the ingest keeps their derived session records up to date:
+  `hippo ingest` with nothing new since the last one: at most 3x the floor; and after one
+  turn is appended to one of that project's files before each run: at most 4x;
+- the peak memory (max RSS) of a full ingest of the small (`--small-mb`, default 20) and
+  the large corpus (streamed: it should not grow with the corpus).
 
-Run: python bench/ingest.py [--mb 200] [--small-mb 20]
+The floor is an empty venv's `python -c pass` and hippo the `hippo` script of a venv where
+this checkout is pip-installed (see bench/harness.py); each figure is CPU (user+sys) and
+wall time, median and min-max. `make_corpus` is used by bench/search.py too.
+
+Run: python bench/ingest.py [--mb 200] [--small-mb 20] [--runs R] [--full-runs R]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import statistics
-import subprocess
-import sys
+import re
 import tempfile
-import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from context import compile_package
+from harness import (
+    Case,
+    clean_env,
+    floor,
+    header,
+    installed_hippo,
+    measure,
+    ratio_row,
+    rounds,
+    row,
+    say,
+)
 
 WORDS = [
     "the",
@@ -74,6 +87,14 @@ WORDS = [
     "local",
     "timezone",
 ]
+#: Every line of the corpus through the standard library's json, in the floor's interpreter.
+JSON_BASELINE = """
+import json, pathlib, sys
+for path in sorted(pathlib.Path(sys.argv[1]).rglob("*.jsonl")):
+    with path.open("rb") as handle:
+        for line in handle:
+            json.loads(line)
+"""
 
 
 def _compact(data: object) -> str:
@@ -183,15 +204,25 @@ def _session_lines(rng: random.Random, cwd: str, session: str, turns: int) -> li
     return lines
 
 
-def make_corpus(root: Path, megabytes: int, seed: int = 11) -> list[Path]:
-    """Session files of about 200 KB each until the corpus holds ``megabytes`` MB."""
+def folder_name(cwd: str) -> str:
+    """The folder of a project's sessions below ``projects/``, as Claude Code names it."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def make_corpus(
+    root: Path, megabytes: int, seed: int = 11, workspace: Path | None = None
+) -> list[Path]:
+    """Session files of about 200 KB each until the corpus holds ``megabytes`` MB, of 25
+    projects; with ``workspace``, the sessions of the first project ran in that folder."""
     rng = random.Random(seed)
     target, written, files = megabytes * 1024 * 1024, 0, []
     while written < target:
         n = len(files)
         cwd = f"/home/dev/project-{n % 25}"
+        if workspace is not None and n % 25 == 0:
+            cwd = str(workspace)
         session = str(uuid.UUID(int=rng.getrandbits(128)))
-        folder = root / "projects" / cwd.replace("/", "-")
+        folder = root / "projects" / folder_name(cwd)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{session}.jsonl"
         data = "".join(line + "\n" for line in _session_lines(rng, cwd, session, 4))
@@ -201,50 +232,36 @@ def make_corpus(root: Path, megabytes: int, seed: int = 11) -> list[Path]:
     return files
 
 
-def json_baseline(files: list[Path]) -> float:
-    start = time.perf_counter()
-    for path in files:
-        with path.open("rb") as handle:
-            for line in handle:
-                json.loads(line)
-    return time.perf_counter() - start
+def append_turn(path: Path, cwd: str, rng: random.Random) -> None:
+    """One more turn at the end of a session file, as an agent writes it."""
+    lines = _session_lines(rng, cwd, path.stem, 1)
+    with path.open("a") as handle:
+        handle.write("".join(line + "\n" for line in lines))
 
 
-def run_ingest(corpus: Path, home: Path, *extra: str) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one `hippo ingest` in a child process."""
-    home.mkdir(parents=True, exist_ok=True)
-    env = {
-        **os.environ,
-        "CLAUDE_CONFIG_DIR": str(corpus),
-        "HIPPO_HOME": str(home),
-        "HOME": str(home),
-        "HIPPO_LOAD_PLUGINS": "",
-    }
-    start = time.perf_counter()
-    child = subprocess.Popen(
-        [sys.executable, "-m", "hippo_core", "ingest", *extra],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        cwd=home,
-    )
-    _, status, usage = os.wait4(child.pid, 0)
-    elapsed = time.perf_counter() - start
-    if status != 0:
-        raise SystemExit(f"hippo ingest failed with status {status}")
-    return elapsed, usage.ru_maxrss
+def make_hippo_workspace(root: Path) -> None:
+    """The least hippo takes for a workspace: its settings and a Home note."""
+    (root / ".hippo").mkdir(parents=True)
+    (root / ".hippo" / "settings.toml").write_text("# bench/ingest.py\n")
+    (root / "notes").mkdir()
+    (root / "notes" / "Home.md").write_text("# Home\n\nThe bench's workspace.\n")
 
 
-def median(
-    argv: list[str], runs: int, env: dict[str, str] | None = None, before: object = None
-) -> float:
-    times = []
-    for _ in range(runs):
-        if callable(before):
-            before()
-        start = time.perf_counter()
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def ingested(out: str) -> str | None:
+    return None if re.match(r"ingested \d+ of \d+", out) else "printed no ingest summary"
+
+
+def new_turns(count: int) -> Callable[[str], str | None]:
+    def check(out: str) -> str | None:
+        found = re.search(r"(\d+) new turns?\b", out)
+        return None if found and int(found[1]) == count else f"did not ingest {count} new turns"
+
+    return check
+
+
+def wrote_records(out: str) -> str | None:
+    found = re.search(r"(\d+) session records? written", out)
+    return None if found and int(found[1]) else "wrote no session record for the workspace"
 
 
 def main() -> None:
@@ -252,48 +269,65 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=200)
     parser.add_argument("--small-mb", type=int, default=20)
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument(
+        "--full-runs", type=int, default=3, help="rounds of the json baseline and a full ingest"
+    )
     args = parser.parse_args()
-    compile_package()
+    hippo = installed_hippo()
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        small, large = tmp_path / "small", tmp_path / "large"
+        small, large, workspace = tmp_path / "small", tmp_path / "large", tmp_path / "ws"
+        make_hippo_workspace(workspace)
+        say(f"writing a {args.small_mb} MB and a {args.mb} MB corpus")
         make_corpus(small, args.small_mb)
-        large_files = make_corpus(large, args.mb)
-        size = sum(p.stat().st_size for p in large_files)
-        baseline = json_baseline(large_files)
-        full, large_rss = run_ingest(large, tmp_path / "home-large", "--full")
-        _, small_rss = run_ingest(small, tmp_path / "home-small", "--full")
-
-        target = large_files[len(large_files) // 2]
-        rng = random.Random(3)
-        session = target.stem
-
-        def append_turn() -> None:
-            lines = _session_lines(rng, "/home/dev/project-x", session, 1)
-            with target.open("a") as handle:
-                handle.write("".join(line + "\n" for line in lines))
-
-        env = {
-            **os.environ,
-            "CLAUDE_CONFIG_DIR": str(large),
-            "HIPPO_HOME": str(tmp_path / "home-large"),
-            "HOME": str(tmp_path / "home-large"),
-            "HIPPO_LOAD_PLUGINS": "",
-        }
-        bare = median([sys.executable, "-c", "pass"], args.runs)
-        incremental = median(
-            [sys.executable, "-m", "hippo_core", "ingest"], args.runs, env, before=append_turn
+        files = make_corpus(large, args.mb, workspace=workspace)
+        size = sum(path.stat().st_size for path in files)
+        python = floor(tmp_path)
+        env = clean_env(tmp_path / "home", CLAUDE_CONFIG_DIR=str(large))
+        base = measure([python, "-c", "pass"], args.runs, cwd=tmp_path, env=env)
+        print(f"corpus: {len(files)} files, {size / 1e6:.0f} MB")
+        header(f"hippo ingest ({hippo})", args.runs)
+        row("python -c pass (empty venv: the floor)", base, base)
+        whole = rounds(
+            {
+                "json": Case([python, "-c", JSON_BASELINE, large], cwd=tmp_path, env=env),
+                "full": Case([hippo, "ingest", "--full"], cwd=tmp_path, env=env, check=ingested),
+            },
+            args.full_runs,
         )
-    print(f"corpus: {len(large_files)} files, {size / 1e6:.0f} MB")
-    print(f"json.loads of every line: {baseline:7.2f} s")
-    print(f"hippo ingest --full:      {full:7.2f} s  ratio {full / baseline:.2f}x (target <= 3x)")
-    print(f"python -c pass:           {bare * 1000:7.1f} ms (median of {args.runs})")
-    print(
-        f"incremental, one turn:    {incremental * 1000:7.1f} ms  "
-        f"ratio {incremental / bare:.1f}x (target <= 5x)"
-    )
-    print(f"peak RSS, {args.small_mb} MB corpus:   {small_rss / 1024:7.1f} MiB")
-    print(f"peak RSS, {args.mb} MB corpus:  {large_rss / 1024:7.1f} MiB")
+        baseline, full = whole["json"], whole["full"]
+        row(f"json.loads of every line ({args.full_runs} runs)", baseline, base)
+        row(f"hippo ingest --full ({args.full_runs} runs)", full, base)
+        ratio_row("  ingest --full / json.loads", full, baseline, 3.0)
+        small_env = clean_env(tmp_path / "home-small", CLAUDE_CONFIG_DIR=str(small))
+        small_full = measure([hippo, "ingest", "--full"], 1, cwd=tmp_path, env=small_env)
+
+        # The workspace's first ingest writes its session records; then the timed ones, in
+        # rounds with the floor: nothing new, then a turn appended (before, untimed).
+        command = [hippo, "ingest"]
+        measure(command, 1, cwd=workspace, env=env, check=wrote_records)
+        mine = [path for path in files if path.parent.name == folder_name(str(workspace))]
+        target, rng = mine[len(mine) // 2], random.Random(3)
+        found = rounds(
+            {
+                "floor": Case([python, "-c", "pass"], cwd=workspace, env=env),
+                "idle": Case(command, cwd=workspace, env=env, check=new_turns(0)),
+                "one turn": Case(
+                    command,
+                    cwd=workspace,
+                    env=env,
+                    before=lambda: append_turn(target, str(workspace), rng),
+                    check=new_turns(1),
+                ),
+            },
+            args.runs,
+        )
+        base = found["floor"]
+        row("python -c pass (the floor, in rounds with:)", base, base)
+        row("hippo ingest in a workspace, nothing new", found["idle"], base, 3.0)
+        row("hippo ingest in a workspace, one turn more", found["one turn"], base, 4.0)
+    print(f"peak RSS, full ingest of {args.small_mb} MB: {small_full.rss[0] / 1024:7.1f} MiB")
+    print(f"peak RSS, full ingest of {args.mb} MB: {full.rss[0] / 1024:7.1f} MiB")
 
 
 if __name__ == "__main__":

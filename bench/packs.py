@@ -2,9 +2,12 @@
 
 The workspace has hippo's core pack, a theme over it and N packs of three passes each (every
 prompt includes a shared file); a local registry lists one more pack as a tar.gz archive.
-Prints the median wall time of `hippo pack list`, of `hippo pack check` on one pack, and of
-a `hippo pack add` + `hippo pack remove` cycle from the archive, each as a ratio to a bare
-`python -c pass` measured in the same run.
+Times `hippo pack list`, `hippo pack check` on one pack, and `hippo pack add` and
+`hippo pack remove` of the archive, one after the other in each run (and their sum), each
+as a ratio to the floor measured in the same run; and what `pack list` costs per pass. No
+target. The floor is an empty venv's `python -c pass` and hippo the `hippo` script of a venv
+where this checkout is pip-installed (see bench/harness.py); each figure is CPU (user+sys)
+and wall time, median and min-max.
 
 Run: python bench/packs.py [--packs N] [--runs R]
 """
@@ -14,17 +17,12 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
-import os
-import shutil
-import statistics
-import subprocess
-import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import Sample, clean_env, floor, header, installed_hippo, measure, row, run
+
 PASS = (
     'protocol = "HIPPO_V1"\nprompt = "prompts/{name}.md"\nreads = ["notes", "turns"]\n'
     'reviewer = "personas/reviewer.md"\nper_note = true\n'
@@ -52,14 +50,8 @@ def write_pack(folder: Path, name: str) -> None:
         (folder / rel).write_text(text, encoding="utf-8")
 
 
-def make_workspace(root: Path, packs: int, env: dict[str, str]) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "hippo_core", "init"],
-        cwd=root,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
+def make_workspace(hippo: Path, root: Path, packs: int, env: dict[str, str]) -> None:
+    run([hippo, "init"], cwd=root, env=env)
     for number in range(packs):
         write_pack(root / ".hippo" / "packs" / f"bench-{number:03d}", f"bench-{number:03d}")
     theme = root / ".hippo" / "packs" / "strict"
@@ -93,54 +85,41 @@ def make_registry(folder: Path) -> Path:
     return index
 
 
-def median(command: list[str], cwd: Path, env: dict[str, str], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
-        times.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} failed: {done.stderr.strip()}")
-    return statistics.median(times)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--packs", type=int, default=50)
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
+    hippo = installed_hippo()
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        root = base / "workspace"
+        base_dir = Path(tmp)
+        root = base_dir / "workspace"
         root.mkdir()
-        env = {**os.environ, "HIPPO_HOME": str(base / "home"), "HIPPO_LOAD_PLUGINS": ""}
-        make_workspace(root, args.packs, env)
-        hippo = [sys.executable, "-m", "hippo_core"]
-        bare = median([sys.executable, "-c", "pass"], root, env, args.runs)
-        listing = median([*hippo, "pack", "list"], root, env, args.runs)
-        check = median([*hippo, "pack", "check", ".hippo/packs/bench-000"], root, env, args.runs)
-        cycle = []
+        env = clean_env(base_dir / "home")
+        make_workspace(hippo, root, args.packs, env)
+        base = measure([floor(base_dir), "-c", "pass"], args.runs, cwd=root, env=env)
+        listing = measure([hippo, "pack", "list"], args.runs, cwd=root, env=env)
+        check = measure(
+            [hippo, "pack", "check", ".hippo/packs/bench-000"], args.runs, cwd=root, env=env
+        )
+        add, remove = Sample(), Sample()
         for _ in range(args.runs):
-            started = time.perf_counter()
-            for step in (["pack", "add", "extra"], ["pack", "remove", "extra"]):
-                done = subprocess.run(
-                    [*hippo, *step], cwd=root, env=env, capture_output=True, text=True
-                )
-                if done.returncode != 0:
-                    raise SystemExit(f"hippo {' '.join(step)} failed: {done.stderr.strip()}")
-            cycle.append(time.perf_counter() - started)
-        shutil.rmtree(base / "home", ignore_errors=True)
+            for step, sample in (("add", add), ("remove", remove)):
+                cpu, wall, rss, _out = run([hippo, "pack", step, "extra"], cwd=root, env=env)
+                sample.cpu.append(cpu)
+                sample.wall.append(wall)
+                sample.rss.append(rss)
     passes = args.packs * 3 + 2
     print(f"workspace: core, a theme over it, {args.packs} packs ({passes} passes)")
-    print(f"python -c pass:         {bare * 1000:7.1f} ms (median of {args.runs})")
-    print(f"hippo pack list:        {listing * 1000:7.1f} ms = {listing / bare:4.1f}x")
-    print(f"hippo pack check:       {check * 1000:7.1f} ms = {check / bare:4.1f}x")
-    add_remove = statistics.median(cycle)
-    print(
-        f"pack add + remove:      {add_remove * 1000:7.1f} ms = {add_remove / bare:4.1f}x"
-        " (two commands, an archive from a local registry)"
-    )
-    print(f"pack list per pass:     {(listing - bare) / passes * 1000:7.2f} ms")
+    header(f"hippo pack ({hippo})", args.runs)
+    row("python -c pass (empty venv: the floor)", base, base)
+    row("hippo pack list", listing, base)
+    row("hippo pack check", check, base)
+    row("hippo pack add (an archive, local registry)", add, base)
+    row("hippo pack remove", remove, base)
+    row("pack add + remove", add.plus(remove), base)
+    per_pass = (listing.wall_median - base.wall_median) / passes
+    print(f"pack list per pass, over the floor: {per_pass * 1000:.2f} ms (wall)")
 
 
 if __name__ == "__main__":

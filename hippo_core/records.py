@@ -1,9 +1,10 @@
-"""Small frozen value classes for the agent's hot path, without :mod:`dataclasses`.
+"""Small value classes for the agent's hot path and the ingest, without :mod:`dataclasses`.
 
 ``dataclasses`` imports :mod:`inspect`, which costs an agent's hook about the interpreter's
-start-up again. The few value classes the hooks and ``hippo context`` use (settings, the
-block, plugin records) derive from :class:`Record` instead: equality, hashing, a repr and
-:meth:`Record.as_dict` from the class's ``__slots__``; assignment after ``__init__`` refused.
+start-up again. The value classes the hooks, ``hippo context`` and ``hippo ingest`` use
+(settings, the block, plugin records, sessions and turns) derive from :class:`Record`
+(frozen) or :class:`Struct` (changed as it is built) instead: equality, a repr and
+``as_dict()`` from the class's ``__slots__``, its fields in order.
 """
 
 from __future__ import annotations
@@ -46,3 +47,13 @@ class Record:
             name: value.as_dict() if isinstance(value, Record) else value
             for name, value in zip(self.__slots__, self._values(), strict=True)
         }
+
+
+class Struct(Record):
+    """A :class:`Record` whose fields may be set again (a turn being built); not hashable."""
+
+    __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)

@@ -7,11 +7,14 @@ cite a session's turns). It is generated: running it again rewrites the whole fi
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from hippo_core import sessions
 from hippo_core.atomic import atomic_write
 from hippo_core.workspace import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 HEADER = (
     "---\ntype: log\n---\n# Session log\n\n"

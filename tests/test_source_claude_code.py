@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import re
@@ -40,7 +39,7 @@ def parse(path: Path, resume: Resume | None = None) -> Parsed:
 
 def stored(resume: Resume) -> Resume:
     """``resume`` after the JSON round trip the ingest gives it between runs."""
-    return Resume(**json.loads(json.dumps(dataclasses.asdict(resume))))
+    return Resume(**json.loads(json.dumps(resume.as_dict())))
 
 
 def at(second: int) -> str:

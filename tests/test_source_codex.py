@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +51,7 @@ def line(kind: str, payload: Any, at: str = "2026-11-30T05:00:00.000Z") -> dict[
 
 
 def turns_as_dicts(turns: list[Turn]) -> list[dict[str, Any]]:
-    return [asdict(t) for t in turns]
+    return [t.as_dict() for t in turns]
 
 
 # --- the real rollouts ------------------------------------------------------------------
@@ -165,7 +164,7 @@ def test_prefix_then_rest_equals_one_full_parse(tmp_path: Path, fixture: Path):
         for turn in index:
             turn.source = str(fixture)
         assert turns_as_dicts(index) == turns_as_dicts(full.turns), cut
-        assert [asdict(s) for s in last.sessions] == [asdict(s) for s in full.sessions], cut
+        assert [s.as_dict() for s in last.sessions] == [s.as_dict() for s in full.sessions], cut
 
 
 def test_growing_line_by_line_equals_one_full_parse(tmp_path: Path):

@@ -138,8 +138,6 @@ class _Bar:
 
 def ingest(full: bool, as_json: bool) -> int:
     """Ingest, print the summary (or JSON), write the derived records; the exit code."""
-    import json
-    from dataclasses import asdict
     from pathlib import Path
 
     from hippo_core.index.ingest import ingest as run_ingest
@@ -179,7 +177,9 @@ def ingest(full: bool, as_json: bool) -> int:
             bar.close()
     records = _write_derived(workspace) if workspace else 0
     if as_json:
-        sys.stdout.write(json.dumps({**asdict(summary), "records": records}, indent=2) + "\n")
+        import json
+
+        sys.stdout.write(json.dumps({**summary.as_dict(), "records": records}, indent=2) + "\n")
         return 0
     for problem in summary.problems:
         say(f"warning: {problem}")

@@ -17,15 +17,15 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 #: Bumped whenever a table changes; an index of another version is rebuilt by ``ingest``.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 LOCK_WAIT_SECONDS = 120.0
 #: How long a statement waits for another program's write lock on the index.
 BUSY_SECONDS = 30.0
@@ -86,6 +86,21 @@ def _create(path: Path) -> None:
             )
     finally:
         conn.close()
+
+
+def bump_generation(conn: sqlite3.Connection) -> None:
+    """Count one more change to the index (inside the ingest's transaction): what was
+    derived from it (a workspace's session records) knows to derive again."""
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('generation', '1') ON CONFLICT (key) "
+        "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+    )
+
+
+def generation(conn: sqlite3.Connection) -> int:
+    """How many ingests changed the index (0 for one written before this was counted)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+    return int(row[0]) if row is not None else 0
 
 
 def delete_index(path: Path) -> None:

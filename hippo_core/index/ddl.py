@@ -9,7 +9,8 @@ when it is stale. Creating the index from these keeps SQLAlchemy's import (about
 STATEMENTS = (
     "CREATE TABLE files (\n\tpath TEXT NOT NULL, \n\ttool VARCHAR NOT NULL, \n\tsize INTEGER NOT NULL, \n\tmtime_ns INTEGER NOT NULL, \n\tinode INTEGER NOT NULL, \n\thead VARCHAR NOT NULL, \n\tcommitted INTEGER NOT NULL, \n\tresume_offset INTEGER NOT NULL, \n\tresume_state TEXT NOT NULL, \n\tcorrupt INTEGER NOT NULL, \n\tPRIMARY KEY (path)\n)",
     'CREATE TABLE meta (\n\t"key" VARCHAR NOT NULL, \n\tvalue TEXT NOT NULL, \n\tPRIMARY KEY ("key")\n)',
-    "CREATE TABLE sessions (\n\tid VARCHAR NOT NULL, \n\ttool VARCHAR NOT NULL, \n\tnative_id TEXT NOT NULL, \n\tparent VARCHAR, \n\tcwd TEXT, \n\tbranch TEXT, \n\tstarted VARCHAR, \n\tended VARCHAR, \n\ttitle TEXT, \n\thandoff TEXT, \n\tprivate INTEGER NOT NULL, \n\tPRIMARY KEY (id)\n)",
+    "CREATE TABLE sessions (\n\tid VARCHAR NOT NULL, \n\ttool VARCHAR NOT NULL, \n\tnative_id TEXT NOT NULL, \n\tparent VARCHAR, \n\tcwd TEXT, \n\tbranch TEXT, \n\tstarted VARCHAR, \n\tended VARCHAR, \n\ttitle TEXT, \n\thandoff TEXT, \n\tprivate INTEGER NOT NULL, \n\tchanged INTEGER NOT NULL, \n\tPRIMARY KEY (id)\n)",
+    "CREATE INDEX sessions_changed ON sessions (changed)",
     'CREATE TABLE turns (\n\tid INTEGER NOT NULL, \n\tsession VARCHAR NOT NULL, \n\tordinal INTEGER NOT NULL, \n\ttool VARCHAR NOT NULL, \n\t"key" TEXT NOT NULL, \n\tprompt TEXT NOT NULL, \n\tanswer TEXT NOT NULL, \n\ttools TEXT NOT NULL, \n\tstarted VARCHAR, \n\tended VARCHAR, \n\tcwd TEXT, \n\tbranch TEXT, \n\tsource TEXT NOT NULL, \n\tstart INTEGER NOT NULL, \n\t"end" INTEGER NOT NULL, \n\tPRIMARY KEY (id), \n\tUNIQUE (tool, "key"), \n\tUNIQUE (session, ordinal), \n\tFOREIGN KEY(session) REFERENCES sessions (id)\n)',
     "CREATE INDEX turns_source ON turns (source, start)",
     "CREATE INDEX turns_started ON turns (started)",

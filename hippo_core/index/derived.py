@@ -8,13 +8,16 @@ notes. Sessions of other projects stay in the index and get no record here.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from hippo_core import sessions
-from hippo_core.index.db import connect
+from hippo_core.cache import read_cache, write_cache
+from hippo_core.index.db import connect, generation
 from hippo_core.workspace import Workspace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The agents whose derived records carry the last assistant message as their handoff.
 HANDOFF_TOOLS = frozenset({"codex", "dsh", "opencode", "muse", "command-code"})
@@ -22,6 +25,8 @@ HANDOFF_TOOLS = frozenset({"codex", "dsh", "opencode", "muse", "command-code"})
 
 def workspace_folders(workspace: Workspace) -> list[str]:
     """The workspace's folder and the same folder in each git worktree of its repository."""
+    import subprocess
+
     root = workspace.root.resolve()
     # An agent may record the folder as the user reached it (through a symbolic link).
     folders = list(dict.fromkeys([str(root), os.path.abspath(workspace.root)]))
@@ -65,28 +70,42 @@ def _is_note(path: str, notes_root: str) -> bool:
     return not any(part.startswith(".") for part in relative.parts)
 
 
-def members(index: Path, workspace: Workspace) -> list[dict[str, Any]]:
-    """The indexed, non-private sessions that belong to ``workspace``, with turn counts."""
-    folders = workspace_folders(workspace)
+def members(
+    index: Path, workspace: Workspace, folders: list[str], since: int | None = None
+) -> list[dict[str, Any]]:
+    """The indexed, non-private sessions that belong to ``workspace`` (whose folders, its
+    worktrees' included, are ``folders``), with turn counts; with ``since``, only those
+    that changed after that generation of the index."""
     notes_root = str(workspace.notes_dir.resolve())
     prefix = notes_root.rstrip("/") + "/"
+    after = -1 if since is None else since  # every session's generation is at least 0
+    changed = "JOIN sessions s ON s.id = t.session AND s.changed > :after"
+    turns = f"turns t {changed}"
     conn = connect(index)
     try:
         rows = {
-            row["id"]: dict(row) for row in conn.execute("SELECT * FROM sessions WHERE NOT private")
+            row["id"]: dict(row)
+            for row in conn.execute(
+                "SELECT * FROM sessions WHERE NOT private AND changed > :after", {"after": after}
+            )
         }
         counts = dict(
-            conn.execute("SELECT session, count(*) FROM turns GROUP BY session").fetchall()
+            conn.execute(
+                f"SELECT t.session, count(*) FROM {turns} GROUP BY t.session", {"after": after}
+            ).fetchall()
         )
         belong = {sid for sid, row in rows.items() if any(_under(row["cwd"], f) for f in folders)}
-        for sid, cwd in conn.execute("SELECT DISTINCT session, cwd FROM turns"):
+        for sid, cwd in conn.execute(
+            f"SELECT DISTINCT t.session, t.cwd FROM {turns}", {"after": after}
+        ):
             if sid not in belong and any(_under(cwd, f) for f in folders):
                 belong.add(sid)
         query = (
-            "SELECT DISTINCT t.session, f.path FROM touched f JOIN turns t ON t.id = f.turn "
-            "WHERE substr(f.path, 1, ?) = ?"
+            f"SELECT DISTINCT t.session, f.path FROM touched f JOIN turns t ON t.id = f.turn "
+            f"{changed} WHERE substr(f.path, 1, :length) = :prefix"
         )
-        for sid, path in conn.execute(query, (len(prefix), prefix)):
+        parameters = {"after": after, "length": len(prefix), "prefix": prefix}
+        for sid, path in conn.execute(query, parameters):
             if sid not in belong and _is_note(path, notes_root):
                 belong.add(sid)
     finally:
@@ -115,10 +134,11 @@ def derived_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _private_sessions(index: Path) -> list[str]:
+def _private_sessions(index: Path, since: int | None) -> list[str]:
     conn = connect(index)
     try:
-        return [row[0] for row in conn.execute("SELECT id FROM sessions WHERE private")]
+        query = "SELECT id FROM sessions WHERE private AND changed > ?"
+        return [row[0] for row in conn.execute(query, (-1 if since is None else since,))]
     finally:
         conn.close()
 
@@ -126,15 +146,92 @@ def _private_sessions(index: Path) -> list[str]:
 def write_derived(index: Path, workspace: Workspace) -> int:
     """Write or refresh the derived records of ``workspace``; how many files changed.
 
-    A session marked private since its record was derived loses the record.
+    A session marked private since its record was derived loses the record. Only the
+    sessions that changed since the last time are looked at, unless the workspace's notes
+    folder or its git worktrees changed: then every session is. (A derived record deleted
+    by hand comes back when its session changes, or with ``hippo ingest --full``.)
     """
+    marker = workspace.inside(".hippo", "cache", "derived.json")
+    key = _key(index, workspace)
+    conn = connect(index)
+    try:
+        now = generation(conn)
+    finally:
+        conn.close()
+    known = read_cache(marker, key) if key is not None else None
+    since, folders = None, None
+    if isinstance(known, dict) and isinstance(known.get("generation"), int):
+        if known["generation"] == now:
+            return 0
+        since, folders = known["generation"], known.get("folders")
+    if not isinstance(folders, list):
+        folders = workspace_folders(workspace)
+    written = _write(index, workspace, folders, since)
+    if key is not None:
+        write_cache(marker, key, {"generation": now, "folders": folders})
+    return written
+
+
+def _key(index: Path, workspace: Workspace) -> str | None:
+    """What says which sessions can belong to the workspace: the index, the notes folder
+    and git's record of the worktrees. None when git is told where to look (``GIT_DIR``)
+    and only git can say which worktrees there are."""
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
+        return None
+    stamps = [(path, _mtime(path)) for path in _git_folders(workspace.folder)]
+    return repr((str(index), workspace.folder, workspace.settings.notes_dir, stamps))
+
+
+def _git_folders(start: str) -> list[str]:
+    """Where git keeps what ``git worktree list`` reads: the ``.git`` entry found walking up
+    from ``start`` (a folder, or a worktree's file naming its folder) and the ``worktrees``
+    folder of the repository's own git folder. Their times move when a worktree comes or goes."""
+    folder = os.path.realpath(start)
+    while True:
+        entry = os.path.join(folder, ".git")
+        if os.path.isdir(entry):
+            return [entry, os.path.join(entry, "worktrees")]
+        if os.path.isfile(entry):
+            common = _common_dir(entry)
+            return [entry] + ([os.path.join(common, "worktrees")] if common else [])
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return []
+        folder = parent
+
+
+def _common_dir(dot_git_file: str) -> str | None:
+    try:
+        with open(dot_git_file, encoding="utf-8") as handle:
+            line = handle.readline().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    gitdir = line.removeprefix("gitdir:").strip()
+    if not gitdir:
+        return None
+    gitdir = os.path.join(os.path.dirname(dot_git_file), gitdir)
+    try:
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as handle:
+            return os.path.normpath(os.path.join(gitdir, handle.read().strip()))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _write(index: Path, workspace: Workspace, folders: list[str], since: int | None) -> int:
     written = 0
-    for sid in _private_sessions(index):
+    for sid in _private_sessions(index, since):
         existing = sessions.load_record(workspace, sid)
         if existing is not None and existing.get("kind") == sessions.DERIVED:
             sessions.record_path(workspace, sid).unlink(missing_ok=True)
             written += 1
-    for row in members(index, workspace):
+    for row in members(index, workspace, folders, since):
         record = derived_record(row)
         existing = sessions.load_record(workspace, record["id"])
         if existing is not None and (

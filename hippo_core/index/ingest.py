@@ -8,34 +8,39 @@ files, skip the unchanged ones, parse the rest, replace their turns from the res
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any
 
+from hippo_core import quickjson
 from hippo_core.errors import HippoError
 from hippo_core.home import hippo_home
 from hippo_core.index import db
-from hippo_core.index.store import IndexWriter
 from hippo_core.index.summary import IngestSummary
 from hippo_core.transcripts.model import Parsed, Resume, TranscriptSource
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from hippo_core.index.store import IndexWriter
 
 HEAD_BYTES = 4096
 #: Commit after this many bytes of transcript, so an interrupted ingest keeps its work.
 COMMIT_EVERY_BYTES = 32 * 1024 * 1024
 
 
-@dataclass(frozen=True)
 class Unit:
     """One transcript file and the source that reads it."""
 
-    source: TranscriptSource
-    path: Path
+    __slots__ = ("path", "source")
+
+    def __init__(self, source: TranscriptSource, path: Path) -> None:
+        self.source = source
+        self.path = path
 
 
 def discover(
@@ -81,16 +86,18 @@ def _fingerprint(path: Path) -> tuple[int, int, int]:
     A SQLite database in WAL mode (OpenCode's) takes new rows in ``<name>-wal`` and leaves
     the main file alone until a checkpoint, so the WAL file counts too.
     """
-    stat = path.stat()
+    stat = os.stat(path)
     size, mtime = stat.st_size, stat.st_mtime_ns
     try:
-        wal = Path(f"{path}-wal").stat()
+        wal = os.stat(f"{path}-wal")
     except OSError:
         return size, mtime, stat.st_ino
     return size + wal.st_size, max(mtime, wal.st_mtime_ns), stat.st_ino
 
 
 def _head(path: Path, length: int) -> str:
+    import hashlib
+
     with path.open("rb") as handle:
         data = handle.read(length)
     return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
@@ -102,7 +109,13 @@ class Ingest:
     def __init__(self, conn: sqlite3.Connection, summary: IngestSummary) -> None:
         self.conn = conn
         self.summary = summary
-        self.writer = IndexWriter(conn, summary)
+
+    @cached_property
+    def writer(self) -> IndexWriter:
+        # Made when the first changed file is read: an ingest with nothing new never needs it.
+        from hippo_core.index.store import IndexWriter
+
+        return IndexWriter(self.conn, self.summary)
 
     def run(self, units: list[Unit], progress: Callable[[int], None] | None) -> None:
         conn = self.conn
@@ -119,6 +132,8 @@ class Ingest:
                     conn.execute("COMMIT")
                     conn.execute("BEGIN")
                     pending = 0
+            if self.summary.read or self.summary.rebuilt:
+                db.bump_generation(conn)
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -168,15 +183,29 @@ class Ingest:
         corrupt = parsed.corrupt + (earlier if resume.offset else 0)
         self.summary.corrupt += max(corrupt - earlier, 0)
         self._store(unit, resume, parsed)
+        self._remember(unit, (size, mtime_ns, inode), head, parsed, corrupt)
+        read = max(size - resume.offset, 0)
+        self.summary.bytes += read
+        return read
+
+    def _remember(
+        self,
+        unit: Unit,
+        stamp: tuple[int, int, int],
+        head: str,
+        parsed: Parsed,
+        corrupt: int,
+    ) -> None:
+        """Record how far the file was read and where the next read resumes."""
+        import json
+
         self.conn.execute(
             "INSERT OR REPLACE INTO files (path, tool, size, mtime_ns, inode, head, committed, "
             "resume_offset, resume_state, corrupt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                key,
+                str(unit.path),
                 unit.source.name,
-                size,
-                mtime_ns,
-                inode,
+                *stamp,
                 head,
                 parsed.committed,
                 parsed.resume.offset,
@@ -184,9 +213,6 @@ class Ingest:
                 corrupt,
             ),
         )
-        read = max(size - resume.offset, 0)
-        self.summary.bytes += read
-        return read
 
     @staticmethod
     def _resume(path: Path, row: Any, size: int, inode: int) -> Resume:
@@ -196,7 +222,7 @@ class Ingest:
         length = int(row["head"].split(":", 1)[0])
         if _head(path, length) != row["head"]:
             return Resume()
-        state = json.loads(row["resume_state"])
+        state = quickjson.loads(row["resume_state"])
         return Resume(row["resume_offset"], state, seen=row["committed"])
 
     def _store(self, unit: Unit, resume: Resume, parsed: Parsed) -> None:

@@ -59,6 +59,10 @@ sessions = Table(
     Column("title", Text),
     Column("handoff", Text),
     Column("private", Integer, nullable=False, default=0),
+    #: The index's generation (meta ``generation``) when the session or its turns last
+    #: changed: the derived records of a workspace are refreshed for these sessions only.
+    Column("changed", Integer, nullable=False, default=0),
+    Index("sessions_changed", "changed"),
 )
 
 turns = Table(

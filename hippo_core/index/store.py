@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
 
 from hippo_core.transcripts.model import SessionInfo, Turn
 from hippo_core.transcripts.privacy import is_private_session, redact
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from hippo_core.index.summary import IngestSummary
 
 
@@ -23,9 +25,13 @@ class IndexWriter:
     """The write side of one ingest, on its connection and inside its transaction."""
 
     def __init__(self, conn: sqlite3.Connection, summary: IngestSummary) -> None:
+        from hippo_core.index.db import generation
+
         self.conn = conn
         self.summary = summary
         self.next_id = (conn.execute("SELECT max(id) FROM turns").fetchone()[0] or 0) + 1
+        #: The generation this ingest commits: every session it touches is marked with it.
+        self.generation = generation(conn) + 1
 
     def sessions(self, infos: list[SessionInfo], turns: list[Turn]) -> set[str]:
         """Upsert the sessions; the ids of those marked private (their turns are dropped)."""
@@ -65,6 +71,7 @@ class IndexWriter:
         handoff = None if private else self._redacted(info.handoff, row and row["handoff"])
         if row is None:
             return {
+                "changed": self.generation,
                 "tool": info.tool,
                 "native_id": info.native_id,
                 "parent": info.parent,
@@ -85,6 +92,7 @@ class IndexWriter:
             "title": title or (None if private else row["title"]),
             "handoff": handoff or (None if private else row["handoff"]),
             "private": int(private),
+            "changed": self.generation,
         }
 
     def _redacted(self, text: str | None, stored: str | None) -> str | None:
@@ -152,6 +160,10 @@ class IndexWriter:
             "INSERT INTO turns_fts (rowid, prompt, answer, tools) VALUES (?, ?, ?, ?)", fts
         )
         self.conn.executemany("INSERT INTO touched (turn, kind, path) VALUES (?, ?, ?)", touched)
+        self.conn.executemany(
+            "UPDATE sessions SET changed = ? WHERE id = ?",
+            [(self.generation, session) for session in {row[1] for row in rows}],
+        )
         return len(rows)
 
     def _existing_keys(self, tool: str, keys: list[str]) -> Iterator[str]:
@@ -173,6 +185,10 @@ class IndexWriter:
 
     def delete_turns(self, where: str, *params: Any) -> int:
         """Delete the turns matching ``where`` with their text and files; how many."""
+        sessions = f"SELECT session FROM turns WHERE {where}"
+        self.conn.execute(
+            f"UPDATE sessions SET changed = ? WHERE id IN ({sessions})", (self.generation, *params)
+        )
         ids = f"SELECT id FROM turns WHERE {where}"
         self.conn.execute(f"DELETE FROM turns_fts WHERE rowid IN ({ids})", params)
         self.conn.execute(f"DELETE FROM touched WHERE turn IN ({ids})", params)

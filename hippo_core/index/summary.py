@@ -2,28 +2,47 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from hippo_core.records import Struct
+
+_COUNTS = (
+    "files",
+    "read",
+    "unchanged",
+    "vanished",
+    "reread",
+    "turns",
+    "duplicates",
+    "sessions",
+    "corrupt",
+    "redacted",
+    "private_sessions",
+    "bytes",
+)
 
 
-@dataclass
-class IngestSummary:
-    """What one ingest did, for its one-line summary and ``--json``."""
+class IngestSummary(Struct):
+    """What one ingest did, for its one-line summary and ``--json``: counts, the seconds it
+    took, whether the index was rebuilt, and the problems it met."""
 
-    files: int = 0
-    read: int = 0
-    unchanged: int = 0
-    vanished: int = 0
-    reread: int = 0
-    turns: int = 0
-    duplicates: int = 0
-    sessions: int = 0
-    corrupt: int = 0
-    redacted: int = 0
-    private_sessions: int = 0
-    bytes: int = 0
-    seconds: float = 0.0
-    rebuilt: bool = False
-    problems: list[str] = field(default_factory=list)
+    __slots__ = (*_COUNTS, "seconds", "rebuilt", "problems")
+    files: int
+    read: int
+    unchanged: int
+    vanished: int
+    reread: int
+    turns: int
+    duplicates: int
+    sessions: int
+    corrupt: int
+    redacted: int
+    private_sessions: int
+    bytes: int
+    seconds: float
+    rebuilt: bool
+    problems: list[str]
+
+    def __init__(self) -> None:
+        self._set(**dict.fromkeys(_COUNTS, 0), seconds=0.0, rebuilt=False, problems=[])
 
     def line(self) -> str:
         parts = [

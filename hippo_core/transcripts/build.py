@@ -9,19 +9,19 @@ read resumes (that turn may still grow).
 
 from __future__ import annotations
 
-import copy
-import json
 import os
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
 
+from hippo_core.patterns import Lazy
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: A path-like word in prose: absolute, ``./``/``../``-relative, or with a folder and a
 #: file extension (``docs/Pricing.md``), or a bare file name with a Markdown extension.
-_CITED = re.compile(
+_CITED = Lazy(
     r"(?<![\w/.~-])"
     r"((?:/|\.{1,2}/|~/)?(?:[\w.@+-]+/)*[\w.@+-]+\.(?:md|markdown|txt|py|toml|json|yaml|yml|"
     r"rs|ts|js|go|rb|java|c|h|cpp|sh|sql|html|css|cfg|ini)"
@@ -49,13 +49,15 @@ def cited_paths(text: str, cwd: str | None) -> list[str]:
     return list(found)
 
 
-@dataclass
 class OpenTurn:
     """A turn being read: mutable until the next prompt closes it."""
 
-    turn: Turn
-    answers: list[str] = field(default_factory=list)
-    state: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("answers", "state", "turn")
+
+    def __init__(self, turn: Turn, state: dict[str, Any] | None = None) -> None:
+        self.turn = turn
+        self.answers: list[str] = []
+        self.state: dict[str, Any] = {} if state is None else state
 
     def say(self, text: str) -> None:
         """Add assistant text (blocks of one answer are joined by blank lines)."""
@@ -91,6 +93,8 @@ class OpenTurn:
 def _snapshot(state: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of JSON-able state (a JSON round trip: several times faster than
     ``copy.deepcopy``, and it proves the state can be stored)."""
+    import json
+
     copied: dict[str, Any] = json.loads(json.dumps(state))
     return copied
 
@@ -110,6 +114,8 @@ class TurnBuilder:
     def __init__(self, source: str, resume: Resume) -> None:
         self.source = source
         self.resume = resume
+        import copy
+
         self.state: dict[str, Any] = copy.deepcopy(resume.state)
         self.state.setdefault("ordinals", {})
         self.turns: list[OpenTurn] = []

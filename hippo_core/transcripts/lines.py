@@ -9,16 +9,17 @@ read sees it again, grown or finished.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from hippo_core import quickjson
 from hippo_core.transcripts.model import Resume
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
-@dataclass
+
 class Record:
     """One JSON value read from a line, with the line's byte range.
 
@@ -26,18 +27,18 @@ class Record:
     holds its bytes.
     """
 
-    start: int
-    end: int
-    data: Any
-    line: bytes = b""
+    __slots__ = ("data", "end", "line", "start")
+
+    def __init__(self, start: int, end: int, data: Any, line: bytes = b"") -> None:
+        self.start, self.end, self.data, self.line = start, end, data, line
 
 
 def loads(line: bytes) -> Any:
     """``json.loads`` that tolerates bytes that are not UTF-8 (replaced, not fatal)."""
     try:
-        return json.loads(line)
+        return quickjson.loads(line)
     except UnicodeDecodeError:
-        return json.loads(line.decode("utf-8", "replace"))
+        return quickjson.loads(line.decode("utf-8", "replace"))
 
 
 class JsonLines:

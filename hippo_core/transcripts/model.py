@@ -1,19 +1,22 @@
 """What a transcript source produces: sessions and turns, and where to resume reading.
 
-Plain dataclasses, JSON-friendly: the ingest stores them in the index and keeps
-:class:`Resume` between runs, so a source reads each byte of an append-only file about once.
+Plain, JSON-friendly values (:class:`~hippo_core.records.Struct`: fields in ``__slots__``,
+``as_dict()``): the ingest stores them in the index and keeps :class:`Resume` between
+runs, so a source reads each byte of an append-only file about once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+from hippo_core.records import Struct
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping
+    from pathlib import Path
+    from typing import Any, ClassVar
 
 
-@dataclass
-class SessionInfo:
+class SessionInfo(Struct):
     """One agent session as a transcript shows it.
 
     ``id`` is hippo's id for it (``codex-<id>``, ``<sessionId>-agent-<x>`` ...), already
@@ -21,20 +24,57 @@ class SessionInfo:
     last assistant message, for the agents whose derived records carry one.
     """
 
+    __slots__ = (
+        "id",
+        "tool",
+        "native_id",
+        "parent",
+        "cwd",
+        "branch",
+        "started",
+        "ended",
+        "title",
+        "handoff",
+    )
     id: str
     tool: str
     native_id: str
-    parent: str | None = None
-    cwd: str | None = None
-    branch: str | None = None
-    started: str | None = None
-    ended: str | None = None
-    title: str | None = None
-    handoff: str | None = None
+    parent: str | None
+    cwd: str | None
+    branch: str | None
+    started: str | None
+    ended: str | None
+    title: str | None
+    handoff: str | None
+
+    def __init__(
+        self,
+        id: str,
+        tool: str,
+        native_id: str,
+        parent: str | None = None,
+        cwd: str | None = None,
+        branch: str | None = None,
+        started: str | None = None,
+        ended: str | None = None,
+        title: str | None = None,
+        handoff: str | None = None,
+    ) -> None:
+        self._set(
+            id=id,
+            tool=tool,
+            native_id=native_id,
+            parent=parent,
+            cwd=cwd,
+            branch=branch,
+            started=started,
+            ended=ended,
+            title=title,
+            handoff=handoff,
+        )
 
 
-@dataclass
-class Turn:
+class Turn(Struct):
     """One human prompt and everything the agent did until the next one.
 
     ``key`` identifies the turn across files (the prompt record's own id where the format
@@ -44,26 +84,81 @@ class Turn:
     Times are ISO 8601 UTC strings.
     """
 
+    __slots__ = (
+        "session",
+        "ordinal",
+        "key",
+        "prompt",
+        "answer",
+        "tools",
+        "files_read",
+        "files_edited",
+        "files_cited",
+        "started",
+        "ended",
+        "cwd",
+        "branch",
+        "source",
+        "start",
+        "end",
+    )
     session: str
     ordinal: int
     key: str
     prompt: str
-    answer: str = ""
-    tools: list[str] = field(default_factory=list)
-    files_read: list[str] = field(default_factory=list)
-    files_edited: list[str] = field(default_factory=list)
-    files_cited: list[str] = field(default_factory=list)
-    started: str | None = None
-    ended: str | None = None
-    cwd: str | None = None
-    branch: str | None = None
-    source: str = ""
-    start: int = 0
-    end: int = 0
+    answer: str
+    tools: list[str]
+    files_read: list[str]
+    files_edited: list[str]
+    files_cited: list[str]
+    started: str | None
+    ended: str | None
+    cwd: str | None
+    branch: str | None
+    source: str
+    start: int
+    end: int
+
+    def __init__(
+        self,
+        session: str,
+        ordinal: int,
+        key: str,
+        prompt: str,
+        answer: str = "",
+        tools: list[str] | None = None,
+        files_read: list[str] | None = None,
+        files_edited: list[str] | None = None,
+        files_cited: list[str] | None = None,
+        started: str | None = None,
+        ended: str | None = None,
+        cwd: str | None = None,
+        branch: str | None = None,
+        source: str = "",
+        start: int = 0,
+        end: int = 0,
+    ) -> None:
+        self._set(
+            session=session,
+            ordinal=ordinal,
+            key=key,
+            prompt=prompt,
+            answer=answer,
+            tools=[] if tools is None else tools,
+            files_read=[] if files_read is None else files_read,
+            files_edited=[] if files_edited is None else files_edited,
+            files_cited=[] if files_cited is None else files_cited,
+            started=started,
+            ended=ended,
+            cwd=cwd,
+            branch=branch,
+            source=source,
+            start=start,
+            end=end,
+        )
 
 
-@dataclass
-class Resume:
+class Resume(Struct):
     """Where to start the next read of a file, and the state the reader had there.
 
     ``offset`` is a byte offset at a record boundary (the start of the last turn, which may
@@ -72,13 +167,16 @@ class Resume:
     between ``offset`` and ``seen`` is not counted twice.
     """
 
-    offset: int = 0
-    state: dict[str, Any] = field(default_factory=dict)
-    seen: int = 0
+    __slots__ = ("offset", "state", "seen")
+    offset: int
+    state: dict[str, Any]
+    seen: int
+
+    def __init__(self, offset: int = 0, state: dict[str, Any] | None = None, seen: int = 0) -> None:
+        self._set(offset=offset, state={} if state is None else state, seen=seen)
 
 
-@dataclass
-class Parsed:
+class Parsed(Struct):
     """The result of reading one file from a :class:`Resume` point.
 
     ``turns`` are those starting at or after the resume offset, every one of them complete
@@ -87,12 +185,31 @@ class Parsed:
     read again next time. ``problems`` are records the source could not read, said plainly.
     """
 
-    sessions: list[SessionInfo] = field(default_factory=list)
-    turns: list[Turn] = field(default_factory=list)
-    resume: Resume = field(default_factory=Resume)
-    committed: int = 0
-    corrupt: int = 0
-    problems: list[str] = field(default_factory=list)
+    __slots__ = ("sessions", "turns", "resume", "committed", "corrupt", "problems")
+    sessions: list[SessionInfo]
+    turns: list[Turn]
+    resume: Resume
+    committed: int
+    corrupt: int
+    problems: list[str]
+
+    def __init__(
+        self,
+        sessions: list[SessionInfo] | None = None,
+        turns: list[Turn] | None = None,
+        resume: Resume | None = None,
+        committed: int = 0,
+        corrupt: int = 0,
+        problems: list[str] | None = None,
+    ) -> None:
+        self._set(
+            sessions=[] if sessions is None else sessions,
+            turns=[] if turns is None else turns,
+            resume=Resume() if resume is None else resume,
+            committed=committed,
+            corrupt=corrupt,
+            problems=[] if problems is None else problems,
+        )
 
 
 class TranscriptSource:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import re
 
+from hippo_core.patterns import Lazy
 from hippo_core.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    pass
 
 PRIVATE_SESSION_MARKER = "<private-session>"
 PRIVATE_OPEN = "<private>"
@@ -40,52 +41,17 @@ def is_private_session(prompt: str) -> bool:
     return any(line.strip() == PRIVATE_SESSION_MARKER for line in prompt.splitlines())
 
 
-class _Lazy:
-    """A regular expression compiled on first use.
-
-    Compiling them all costs an agent's prompt hook more than the interpreter's start, and
-    most text meets only the first few: a prompt without a trigger substring, none at all.
-    """
-
-    __slots__ = ("_compiled", "_flags", "_source")
-
-    def __init__(self, source: str, flags: int = 0) -> None:
-        self._source, self._flags = source, flags
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        if self._compiled is None:
-            self._compiled = re.compile(self._source, self._flags)
-        return self._compiled
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled.search(text)
-
-    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.compiled.match(text, pos)
-
-    def fullmatch(self, text: str) -> re.Match[str] | None:
-        return self.compiled.fullmatch(text)
-
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text)
-
-    def subn(self, replacement: str, text: str) -> tuple[str, int]:
-        return self.compiled.subn(replacement, text)
-
-
-def _edge(body: str) -> _Lazy:
+def _edge(body: str) -> Lazy:
     # A shape must not start or end inside a longer word (`xAKIA...`, `...sk-` in `task-`).
-    return _Lazy(rf"(?<![\w-])(?:{body})(?![\w-])", re.ASCII)
+    return Lazy(rf"(?<![\w-])(?:{body})(?![\w-])", re.ASCII)
 
 
 #: (kind, trigger substrings, pattern), applied in this order.
-_SHAPES: list[tuple[str, tuple[str, ...], _Lazy]] = [
+_SHAPES: list[tuple[str, tuple[str, ...], Lazy]] = [
     (
         "private-key",
         ("-----BEGIN",),
-        _Lazy(
+        Lazy(
             r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
             r".*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
             re.DOTALL,
@@ -100,30 +66,30 @@ _SHAPES: list[tuple[str, tuple[str, ...], _Lazy]] = [
     ),
     # Literal first, so the scan is fast where `sk-` is common (`task-`, `risk-`); a key
     # holds a digit, kebab-case words do not.
-    ("api-key", ("sk-",), _Lazy(r"sk-(?<![\w-]sk-)(?=[A-Za-z_-]*\d)[\w-]{20,}", re.ASCII)),
+    ("api-key", ("sk-",), Lazy(r"sk-(?<![\w-]sk-)(?=[A-Za-z_-]*\d)[\w-]{20,}", re.ASCII)),
     ("stripe-key", ("k_live_",), _edge(r"[sr]k_live_[A-Za-z0-9]{16,}")),
     ("slack-token", ("xox",), _edge(r"xox[abpr]-[A-Za-z0-9-]{10,}")),
     ("google-api-key", ("AIza",), _edge(r"AIza[\w-]{35}")),
 ]
 #: Where any shape could start, in one scan anchored on a rarer character of each trigger
 #: (``J`` of ``eyJ``, ``_`` of ``ghp_``): much faster than a search per trigger.
-_SHAPE_HINT = _Lazy(
+_SHAPE_HINT = Lazy(
     r"-(?<=-----)(?=BEGIN)|J(?<=eyJ)|A(?=[KS]IA|Iza)|-(?<=sk-)|x(?=ox)"
     r"|_(?<=gh[pousr]_)|_(?<=github_pat_)|_(?<=k_live_)"
 )
 #: ``scheme://user:PASSWORD@host``; the password runs to the last ``@`` of the authority.
-_URL_PASSWORD = _Lazy(r"://(?<=\w://)[^\s:/@]*:(?P<secret>[^\s/?#]+)@(?=[\w\[])")
+_URL_PASSWORD = Lazy(r"://(?<=\w://)[^\s:/@]*:(?P<secret>[^\s/?#]+)@(?=[\w\[])")
 
 #: An HTTP credential: ``Authorization: Bearer <token>`` (or Basic, Token), or a bare
 #: ``Bearer <token>``; the credential is at least 16 characters, so prose ("Bearer tokens")
 #: is left alone.
-_AUTH_HEADER = _Lazy(
+_AUTH_HEADER = Lazy(
     r"(?:\b(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token)|\bBearer)[ \t]+"
     r"(?P<secret>[A-Za-z0-9._~+/=-]{16,})"
 )
 #: A command-line option naming a secret, then its value: ``--token VALUE``,
 #: ``--db-password=VALUE``.
-_SECRET_OPTION = _Lazy(
+_SECRET_OPTION = Lazy(
     r"(?<![\w-])--[\w-]*?(?:token|secret|password|passwd|api-?key)(?:[ \t]+|=)"
     r"(?P<secret>[^\s\"'`]+)",
     re.IGNORECASE,
@@ -132,16 +98,16 @@ _SECRET_OPTION = _Lazy(
 #: Lower-case substrings without which no name labels a secret.
 _NAME_TRIGGERS = (b"token", b"secret", b"passw", b"pwd", b"key", b"credential")
 #: A word that makes a name a label; ``tokens`` and ``tokenizer`` are not labels.
-_LABEL = _Lazy(
+_LABEL = Lazy(
     r"token(?!s|i[sz])|secret|passw(?:or)?d|(?<![a-z])pwd(?![a-z])|(?-i:(?<=[a-z])Pwd)"
     r"|(?:api|private|access)[_-]?key|credential",
     re.IGNORECASE,
 )
 REDACTED_PREFIX = "[redacted:"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
-_NAME_RUN = _Lazy(r"[\w.-]*", re.ASCII)
+_NAME_RUN = Lazy(r"[\w.-]*", re.ASCII)
 _LONGEST_NAME = 200  # a longer run of name characters is data (base64, a hash), not a name
-_ASSIGNMENT = _Lazy(
+_ASSIGNMENT = Lazy(
     r"""(?P<name>[\w.-]+)(?P<quote>["']?)\]?
     (?P<op>[ \t]*(?::=|=>|=(?![=~>])|:)[ \t]*)
     (?P<value>"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s"'`]+)""",
@@ -149,12 +115,12 @@ _ASSIGNMENT = _Lazy(
 )
 #: A reference, template or fill-in, not a value: ``$TOKEN``, ``${{ secrets.X }}``,
 #: ``%KEY%``, ``<your token>``, ``***``, ``changeme``, ``YOUR_API_KEY``, an earlier redaction.
-_PLACEHOLDER = _Lazy(
+_PLACEHOLDER = Lazy(
     r"[$%{<\[(@!&*:\\].*|[xX*#?.-]{3,}|your.*|change[_-]?me|placeholder|dummy|redacted",
     re.IGNORECASE | re.DOTALL,
 )
 #: A number, a constant or type name, a path or a URL.
-_LITERAL = _Lazy(
+_LITERAL = Lazy(
     r"""[-+]?\d[\d_.,]*
     | (?:none|null|nil|undefined|true|false|yes|no|on|off|str|string|int|float|number|bool
        |boolean|bytes|any|unknown|optional|secretstr|required|lambda|function|await|[|>][-+]?)
@@ -162,11 +128,11 @@ _LITERAL = _Lazy(
     re.IGNORECASE | re.VERBOSE | re.DOTALL,
 )
 #: Code rather than a value: an attribute path, a call or a subscript.
-_CODE = _Lazy(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+|[A-Za-z_][\w.:]*[(\[].*", re.DOTALL)
-_IDENTIFIER = _Lazy(r"[A-Za-z_]\w*")
-_WORD = _Lazy(r"[A-Za-z_]+")
-_AWS_SECRET_NAME = _Lazy(r"(?i)secret[_-]?access[_-]?key|aws[_-]?secret")
-_AWS_SECRET_VALUE = _Lazy(r"[A-Za-z0-9/+]{40}")
+_CODE = Lazy(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+|[A-Za-z_][\w.:]*[(\[].*", re.DOTALL)
+_IDENTIFIER = Lazy(r"[A-Za-z_]\w*")
+_WORD = Lazy(r"[A-Za-z_]+")
+_AWS_SECRET_NAME = Lazy(r"(?i)secret[_-]?access[_-]?key|aws[_-]?secret")
+_AWS_SECRET_VALUE = Lazy(r"[A-Za-z0-9/+]{40}")
 
 
 def redact(text: str) -> Redacted:

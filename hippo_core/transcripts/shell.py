@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Iterator
-from typing import Any
 
+from hippo_core.patterns import Lazy
 from hippo_core.transcripts.build import resolve
 
-_PATCH_HEADER = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_PATCH_HEADER = Lazy(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _READERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat"})
 #: Options that take a value, per reading program.
@@ -32,6 +35,8 @@ def command_text(value: Any) -> str:
         return str(value[-1])
     if value[0] == "apply_patch" and len(value) == 2:
         return str(value[1])  # older Codex ran apply_patch as a command, the patch as argv
+    import shlex
+
     return shlex.join(value)
 
 
@@ -50,6 +55,8 @@ def files_read(command: str) -> list[str]:
     ``sed -i`` (an edit) are not reads; a ``cd`` before the command is not followed.
     """
     try:
+        import shlex
+
         lexer = shlex.shlex(command.split("<<", 1)[0], posix=True, punctuation_chars=True)
         lexer.whitespace_split = True
         words = list(lexer)

@@ -6,9 +6,13 @@ a value of the wrong type reads as empty, never as an exception.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from typing import Any
+
+from hippo_core import quickjson
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def as_dict(value: Any) -> dict[str, Any]:
@@ -30,7 +34,7 @@ def json_object(value: Any) -> dict[str, Any]:
     """A JSON object, or a string holding one (tool arguments are often kept as text)."""
     if isinstance(value, str):
         try:
-            value = json.loads(value)
+            value = quickjson.loads(value)
         except ValueError:
             return {}
     return as_dict(value)

@@ -15,16 +15,20 @@ resumed and forked files, so the prompt's ``uuid`` is the turn's key. Format not
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from hippo_core.sessions import session_id
+from hippo_core.patterns import Lazy
+from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 TOOL = "claude-code"
 
@@ -36,7 +40,7 @@ TOOL = "claude-code"
 # record that starts with its type (queue operations, API request copies) is judged by its
 # first bytes. JSON written with spaces (not by Claude Code) is read whole.
 _TYPES = (b"user", b"assistant", b"custom-title", b"ai-title", b"summary")
-_READ = re.compile(rb'"type":(?:"(?:' + b"|".join(_TYPES) + rb')"|"progress","data":| ")')
+_READ = Lazy(rb'"type":(?:"(?:' + b"|".join(_TYPES) + rb')"|"progress","data":| ")')
 _SKIPPED = b'"type":"progress","data":'
 _TYPE_FIRST = b'{"type":"'
 _TOOL_RESULT = b'"type":"tool_result"'
@@ -65,9 +69,7 @@ _NOT_PROMPT = (
     "This session is being continued from a previous conversation",
 )
 # Context Claude Code puts before a prompt, in its own block or the prompt's.
-_CONTEXT = re.compile(
-    r"\A(?:\s*<(system-reminder|ide_opened_file|ide_selection)>.*?</\1>)+\s*", re.S
-)
+_CONTEXT = Lazy(r"\A(?:\s*<(system-reminder|ide_opened_file|ide_selection)>.*?</\1>)+\s*", re.S)
 
 # Grep and Glob search a folder rather than read a file, so they are not reads.
 _READS = {"Read": "file_path", "NotebookRead": "notebook_path"}
@@ -89,21 +91,22 @@ class ClaudeCodeSource(TranscriptSource):
         return [Path(configured)] if configured else [home / ".claude"]
 
     def discover(self, root: Path) -> Iterator[Path]:
-        found: list[Path] = []
-        for project in _listing(root / "projects"):
+        found: list[str] = []
+        for project in _listing(os.path.join(root, "projects")):
             if not project.is_dir():
                 continue
-            for entry in _listing(project):
-                if entry.name.endswith(".jsonl") and entry.name != "journal.jsonl":
-                    if not entry.name.startswith("agent-acompact-") and entry.is_file():
-                        found.append(entry)
-                elif entry.name not in ("memory", "tool-results") and entry.is_dir():
+            for entry in _listing(project.path):
+                name = entry.name
+                if name.endswith(".jsonl") and name != "journal.jsonl":
+                    if not name.startswith("agent-acompact-") and entry.is_file():
+                        found.append(entry.path)
+                elif name not in ("memory", "tool-results") and entry.is_dir():
                     found.extend(
-                        agent
-                        for agent in _listing(entry / "subagents")
+                        agent.path
+                        for agent in _listing(os.path.join(entry.path, "subagents"))
                         if _is_agent(agent.name) and agent.is_file()
                     )
-        yield from sorted(found, key=str)  # a session before its sub-agents
+        yield from map(Path, sorted(found))  # a session before its sub-agents
 
     def parse(self, path: Path, resume: Resume) -> Parsed:
         reader = _Reader(path, resume)
@@ -145,9 +148,11 @@ def _plain_tool_result(line: bytes) -> bool:
     )
 
 
-def _listing(folder: Path) -> list[Path]:
+def _listing(folder: str) -> list[os.DirEntry[str]]:
+    # DirEntry knows a file from a folder without a stat (following links, as Path does).
     try:
-        return sorted(folder.iterdir())
+        with os.scandir(folder) as entries:
+            return list(entries)
     except OSError:
         return []
 
@@ -191,15 +196,17 @@ def _prompt(record: Mapping[str, Any], message: Mapping[str, Any]) -> str | None
     return "\n\n".join(texts) or None
 
 
-@dataclass
 class _Turn:
     """A turn being read, with what is needed to count each record and call once."""
 
-    open: OpenTurn
-    records: set[str] = field(default_factory=set)
-    said: set[tuple[str, str]] = field(default_factory=set)
-    calls: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)
-    failed: set[str] = field(default_factory=set)
+    __slots__ = ("calls", "failed", "open", "records", "said")
+
+    def __init__(self, open: OpenTurn, records: set[str] | None = None) -> None:
+        self.open = open
+        self.records: set[str] = set() if records is None else records
+        self.said: set[tuple[str, str]] = set()
+        self.calls: dict[str, tuple[list[str], list[str]]] = {}
+        self.failed: set[str] = set()
 
     def finish(self) -> None:
         """Add the files of the calls that did not fail, in the order they were made."""

@@ -23,14 +23,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-from hippo_core.sessions import session_id
+from hippo_core.patterns import Lazy
+from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder, resolve
 from hippo_core.transcripts.lines import JsonLines, Record
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.shell import command_text, files_read, patched_files
 from hippo_core.transcripts.values import as_dict, as_str, json_object
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Text Codex sends as a "user" message that no human typed.
 _INJECTED = (
@@ -43,14 +47,14 @@ _INJECTED = (
     "<subagent_notification>",
 )
 #: Records never read, recognised in a line's first bytes so they are not even parsed.
-_SKIPPED = re.compile(
+_SKIPPED = Lazy(
     rb'"type":"(?:world_state|token_usage_record|compacted)"'
     rb'|"payload":\{"type":"(?:token_count|reasoning|agent_reasoning)'
 )
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
-_EXIT = re.compile(r"(?:Process exited with code|^Exit code:) (-?\d+)", re.M)
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_EXIT = Lazy(r"(?:Process exited with code|^Exit code:) (-?\d+)", re.M)
+_UUID = Lazy(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 class CodexSource(TranscriptSource):
@@ -65,7 +69,10 @@ class CodexSource(TranscriptSource):
 
     def discover(self, root: Path) -> Iterator[Path]:
         for folder in ("sessions", "archived_sessions"):
-            yield from sorted(p for p in (root / folder).glob("**/rollout-*.jsonl") if p.is_file())
+            if (root / folder).is_dir():  # a glob compiles its pattern even for no folder
+                yield from sorted(
+                    p for p in (root / folder).glob("**/rollout-*.jsonl") if p.is_file()
+                )
 
     def parse(self, path: Path, resume: Resume) -> Parsed:
         return _Reader(path, resume).read()

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-from hippo_core.sessions import session_id
+from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_list, as_str
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _READ = frozenset({"read_file", "read"})
 _EDIT = frozenset({"write_file", "edit_file", "write", "edit"})
@@ -38,6 +41,8 @@ class CommandCodeSource(TranscriptSource):
         return [home / ".commandcode"]
 
     def discover(self, root: Path) -> Iterator[Path]:
+        if not (root / "projects").is_dir():  # a glob compiles its pattern even for no folder
+            return
         for path in sorted((root / "projects").glob("*/*.jsonl")):
             if not path.name.endswith(".checkpoints.jsonl") and path.is_file():
                 yield path

@@ -14,18 +14,21 @@ appending ``session/end-seed`` and the new turn to the same file.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-from hippo_core.sessions import session_id
+from hippo_core.patterns import Lazy
+from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch, json_object
 
-_LOG = re.compile(r"session(?:\.v(\d+))?\.jsonl(\.zstd)?")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+_LOG = Lazy(r"session(?:\.v(\d+))?\.jsonl(\.zstd)?")
 _READ = frozenset({"read", "read_image"})
 _EDIT = frozenset({"write", "edit"})
 _PATH_KEYS = ("path", "file_path", "filePath")
@@ -48,6 +51,8 @@ class DshSource(TranscriptSource):
         return [Path(env["DSH_HOME"]) if env.get("DSH_HOME") else home / ".dsh"]
 
     def discover(self, root: Path) -> Iterator[Path]:
+        if not (root / "sessions").is_dir():  # a glob compiles its pattern even for no folder
+            return
         for folder in sorted((root / "sessions").glob("*/*")):
             log = _newest_log(folder)
             if log is not None:

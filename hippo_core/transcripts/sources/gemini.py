@@ -15,17 +15,21 @@ project's entry in ``projects.json``. A sub-agent's chat is ``chats/<parent id>/
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-from hippo_core.sessions import session_id
+from hippo_core import quickjson
+from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_list, as_str
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    _Message = tuple[dict[str, Any], int, int]
 
 _READ = frozenset({"read_file"})
 _EDIT = frozenset({"write_file", "replace", "edit"})
@@ -33,7 +37,6 @@ _PATH_KEYS = ("file_path", "absolute_path", "path")
 _CONTEXT = "<session_context>"
 
 #: One message as last written, with the byte range of the record that wrote it.
-_Message = tuple[dict[str, Any], int, int]
 
 
 class GeminiSource(TranscriptSource):
@@ -47,6 +50,8 @@ class GeminiSource(TranscriptSource):
         return [base / ".gemini"]
 
     def discover(self, root: Path) -> Iterator[Path]:
+        if not (root / "tmp").is_dir():  # a glob compiles its pattern even for no folder
+            return
         for chats in sorted((root / "tmp").glob("*/chats")):
             found = [*chats.glob("session-*.json"), *chats.glob("session-*.jsonl")]
             found += chats.glob("*/*.jsonl")
@@ -196,10 +201,12 @@ def _project_root(project: Path, header: dict[str, Any]) -> str | None:
         pass
     wanted = {project.name, as_str(header.get("projectHash"))} - {""}
     try:
-        known = json.loads((project.parent.parent / "projects.json").read_bytes())
+        known = quickjson.loads((project.parent.parent / "projects.json").read_bytes())
     except (OSError, ValueError):
         known = {}
     for folder, name in as_dict(as_dict(known).get("projects")).items():
+        import hashlib
+
         digest = hashlib.sha256(folder.encode("utf-8", "surrogatepass")).hexdigest()
         if name in wanted or digest in wanted or digest[:16] in wanted:
             return str(folder)

@@ -18,16 +18,19 @@ yields nothing. Files are read incrementally by byte offset.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-from hippo_core.sessions import session_id
+from hippo_core import quickjson
+from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class MuseSource(TranscriptSource):
@@ -41,6 +44,8 @@ class MuseSource(TranscriptSource):
         return [data / "muse", home / ".muse"]
 
     def discover(self, root: Path) -> Iterator[Path]:
+        if not (root / "sessions").is_dir():  # a glob compiles its pattern even for no folder
+            return
         pattern = "sessions/[0-9]*/[0-9]*/[0-9]*/*/session.jsonl"
         yield from sorted(path for path in root.glob(pattern) if path.is_file())
 
@@ -149,7 +154,7 @@ def _records(data: Any) -> list[dict[str, Any]]:
     for child in data["children"]:
         raw = as_dict(child).get("record_json")
         try:
-            record = json.loads(raw) if isinstance(raw, str) else None
+            record = quickjson.loads(raw) if isinstance(raw, str) else None
         except ValueError:
             record = None
         if isinstance(record, dict):

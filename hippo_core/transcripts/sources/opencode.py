@@ -15,25 +15,30 @@ one unit per session file, read whole too.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
-from hippo_core.sessions import session_id
+from hippo_core import quickjson
+from hippo_core.patterns import Lazy
+from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_str, iso_from_epoch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Message = tuple[str, dict[str, Any], list[dict[str, Any]]]
 
 #: Seconds to wait for a writer's lock before the database counts as unreadable this time.
 BUSY_TIMEOUT = 2.0
 _READ_TOOLS = frozenset({"read", "view"})
 _EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
-_PATCH_HEADER = re.compile(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
+_PATCH_HEADER = Lazy(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
 
 #: One message: its id, its JSON data, and its parts' JSON data in order.
-Message = tuple[str, dict[str, Any], list[dict[str, Any]]]
 
 
 class OpenCodeSource(TranscriptSource):
@@ -50,7 +55,9 @@ class OpenCodeSource(TranscriptSource):
         if database.is_file():
             yield database
             return
-        yield from sorted(p for p in (root / "storage/session").glob("*/*.json") if p.is_file())
+        legacy = root / "storage/session"
+        if legacy.is_dir():  # a glob compiles its pattern even for no folder
+            yield from sorted(p for p in legacy.glob("*/*.json") if p.is_file())
 
     def parse(self, path: Path, resume: Resume) -> Parsed:
         # Whole-unit formats: ``resume`` is ignored and the result always resumes at 0.
@@ -79,7 +86,7 @@ class _Reader:
     def data(self, raw: Any) -> dict[str, Any] | None:
         """A row's JSON object, or None (counted corrupt) when it is not one."""
         try:
-            value = json.loads(raw)
+            value = quickjson.loads(raw)
         except (TypeError, ValueError):
             value = None
         if not isinstance(value, dict):
@@ -293,7 +300,7 @@ def _number(value: Any) -> float:
 
 def _object(raw: bytes) -> dict[str, Any] | None:
     try:
-        value = json.loads(raw)
+        value = quickjson.loads(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
