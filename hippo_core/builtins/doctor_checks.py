@@ -14,6 +14,7 @@ from hippo_core.plugins import hookimpl
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.findings import Finding
+    from hippo_core.plugins import Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -25,15 +26,38 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
     settings = workspace.relative(workspace.settings_path)
     findings = [Finding("warning", "settings", line) for line in workspace.loaded.warnings]
+    plugins = load_plugins()
     findings.extend(
         Finding("warning", "plugin", f"{p.name} from {p.distribution} was skipped: {p.error}")
-        for p in load_plugins().broken
+        for p in plugins.broken
     )
+    findings.extend(_command_clashes(plugins))
     findings.extend(_notes_exist(workspace, settings))
     findings.extend(lint_notes(workspace))
     findings.extend(_budgets(workspace))
     findings.extend(_git_tracked(workspace))
     return findings
+
+
+def _command_clashes(plugins: Plugins) -> list[Finding]:
+    """A command a plugin registers under a name another plugin registered first."""
+    from hippo_core.findings import Finding
+
+    entries = plugins.all_commands()
+    kept = {}
+    for entry in entries:
+        kept.setdefault(entry.name, entry)
+    return [
+        Finding(
+            "warning",
+            "plugin",
+            f"plugin {entry.plugin.origin} registers the command '{entry.name}', which "
+            f"{kept[entry.name].plugin.origin} registered first; `hippo {entry.name}` runs "
+            "that one",
+        )
+        for entry in entries
+        if kept[entry.name] is not entry
+    ]
 
 
 def _notes_exist(workspace: Workspace, settings: str) -> list[Finding]:
