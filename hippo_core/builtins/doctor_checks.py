@@ -14,7 +14,7 @@ from hippo_core.plugins import hookimpl
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.findings import Finding
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins import CommandEntry, Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -44,7 +44,7 @@ def _command_clashes(plugins: Plugins) -> list[Finding]:
     from hippo_core.findings import Finding
 
     entries = plugins.all_commands()
-    kept = {}
+    kept: dict[str, CommandEntry] = {}
     for entry in entries:
         kept.setdefault(entry.name, entry)
     return [
