@@ -4,6 +4,9 @@
 
 A plugin is a module or object with functions marked ``@hippo_core.hookimpl`` whose names
 are the hooks below; a distribution offers one through an entry point in the group ``hippo``.
+hippo calls a hook's implementations in the order their plugins were registered: its own
+first, then installed distributions' (``@hookimpl(tryfirst=True)`` comes before them all,
+``trylast=True`` after). So where plugins register things by name, hippo's own keep theirs.
 """
 
 from __future__ import annotations

@@ -177,12 +177,20 @@ class Plugins:
         return [self._origin(impl.plugin_name) for impl in self._impls(hook)]
 
     def _impls(self, hook: str) -> list[Any]:
-        """The implementations of ``hook`` in the order pluggy calls them (the last first)."""
+        """The implementations of ``hook`` in the order hippo calls them: ``tryfirst`` ones,
+        then the rest in the order their plugins registered (hippo's own first, so the first
+        to register a name keeps it), then ``trylast`` ones.
+
+        (pluggy's own call order puts the last registered first; hippo collects what every
+        plugin registers, and a plugin must not replace a built-in by coming later.)
+        """
         if self.pm is not None:
-            return list(reversed(getattr(self.pm.hook, hook).get_hookimpls()))
-        if hook not in self._hot:
-            self._hot[hook] = self._ordered(hook)
-        return list(reversed(self._hot[hook]))
+            listed = getattr(self.pm.hook, hook).get_hookimpls()
+        else:
+            if hook not in self._hot:
+                self._hot[hook] = self._ordered(hook)
+            listed = self._hot[hook]
+        return sorted(listed, key=_rank)
 
     def _ordered(self, hook: str) -> list[Impl]:
         """``hook``'s implementations as pluggy lists them, plugin by plugin as registered."""
@@ -315,6 +323,11 @@ class Plugins:
     def doctor_checks(self, workspace: Workspace) -> list[Finding]:
         lists = self._collect("hippo_doctor_checks", workspace=workspace)
         return [finding for findings in lists for finding in findings]
+
+
+def _rank(impl: Any) -> int:
+    # pluggy lists implementations as trylast, then the rest as registered, then tryfirst.
+    return 0 if impl.tryfirst else 2 if impl.trylast else 1
 
 
 _loaded: Plugins | None = None

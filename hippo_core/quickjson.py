@@ -37,26 +37,28 @@ class _Context:
 _scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
 
 
-def loads(text: str | bytes) -> Any:
-    """``json.loads(text)``, for UTF-8 ``bytes`` or ``str``."""
-    if isinstance(text, bytes):
+def loads(text: str | bytes | bytearray) -> Any:
+    """``json.loads(text)``, for ``str`` or bytes (read as UTF-8 here; any other encoding,
+    or a byte-order mark, is json's to read)."""
+    given = text
+    if not isinstance(text, str):
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError:
-            return _stdlib(text)
+            return _stdlib(given)
     start = len(text) - len(text.lstrip(_WHITESPACE))
-    if text.startswith("\ufeff"):
-        return _stdlib(text)
+    if text.startswith("\ufeff") or "\0" in text[:4]:  # a mark, or UTF-16/32 read as UTF-8
+        return _stdlib(given)
     try:
         value, end = _scan(text, start)
     except (StopIteration, ValueError):
-        return _stdlib(text)
+        return _stdlib(given)
     if text[end:].strip(_WHITESPACE):
-        return _stdlib(text)
+        return _stdlib(given)
     return value
 
 
-def _stdlib(text: str | bytes) -> Any:
+def _stdlib(text: str | bytes | bytearray) -> Any:
     import json
 
     return json.loads(text)

@@ -1,56 +1,183 @@
-"""The agent's hot path stays light: `hippo context` imports no heavy library, and none
-of dreaming (its types alone cost a few milliseconds)."""
+"""The agent's hot path stays light: `hippo context`, `hippo hook ...` and `hippo ingest`
+import no heavy library, and none of dreaming (its types alone cost a few milliseconds).
+
+Each command runs, through the real `main()`, in a fresh interpreter whose modules are read
+at exit and compared with those of an interpreter that ran nothing.
+"""
 
 from __future__ import annotations
 
+import ast
+import functools
 import json
+import os
+import site
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import hippo_core
+
+from .claude_factory import ClaudeSession
 from .conftest import WorkspaceMaker
 
+ROOT = Path(hippo_core.__file__).parent.parent
+PAYLOADS = Path(__file__).parent / "fixtures" / "hook-payloads"
+
+#: The issue's rule: the hook and context path never imports these (typer vendors click).
+HEAVY = ("typer", "typer._click", "click", "sqlalchemy", "pydantic", "jinja2", "rich", "tomlkit")
+#: ... and what the code goes further to avoid there.
+HOT = (*HEAVY, "pluggy", "dataclasses", "typing", "inspect", "pathlib")
+#: What a later prompt of a session, which prints nothing, avoids on top.
+LATER_PROMPT = (*HOT, "json", "re")
+INGEST = (
+    *HEAVY,
+    "pluggy",
+    "dataclasses",
+    "hippo_core.index.store",
+    "hippo_core.transcripts.privacy",
+)
+
+#: Imports only sys before main(); reads sys.modules whatever happens.
 PROBE = """
 import sys
-from hippo_core.cli import main
 sys.argv = ["hippo", *sys.argv[1:]]
+code = 0
 try:
+    from hippo_core.cli import main
     main()
-except SystemExit:
-    pass
-watched = ("sqlalchemy", "jinja2", "rich", "pydantic", "hippo_core.dream.model")
-heavy = sorted(m for m in watched if m in sys.modules)
-sys.stderr.write("heavy:" + ",".join(heavy) + "\\n")
+except SystemExit as exc:
+    code = exc.code
+finally:
+    sys.stderr.write(f"\\nexit:{code}\\nmodules:{' '.join(sys.modules)}\\n")
 """
+BASELINE = "import sys; sys.stderr.write(f\"\\nexit:0\\nmodules:{' '.join(sys.modules)}\\n\")"
 
 
-def heavy_modules(root: Path, *args: str, stdin: str = "", expect: str = "# Home") -> list[str]:
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        cwd=root,
+def python(code: str, *args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """``python -S -c CODE ARGS``: without site, whose editable-install finder in a dev venv
+    imports re and pathlib at start-up; hippo and its dependencies come from PYTHONPATH."""
+    path = os.pathsep.join([*site.getsitepackages(), str(ROOT)])
+    return subprocess.run(
+        [sys.executable, "-S", "-c", code, *args],
+        cwd=cwd,
+        input=stdin,
         capture_output=True,
         text=True,
-        check=True,
-        input=stdin,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=60,
     )
-    line = next(x for x in result.stderr.splitlines() if x.startswith("heavy:"))
-    assert result.stdout.startswith(expect), result.stderr
-    return [m for m in line.removeprefix("heavy:").split(",") if m]
 
 
-def test_context_imports_no_heavy_library(make_workspace: WorkspaceMaker):
+def modules_at_exit(result: subprocess.CompletedProcess[str]) -> set[str]:
+    _, _, tail = result.stderr.rpartition("\nexit:")
+    code, _, modules = tail.partition("\nmodules:")
+    assert code in ("0", "None"), result.stderr
+    return set(modules.split())
+
+
+@functools.cache
+def baseline() -> frozenset[str]:
+    """What the interpreter loads by itself: not hippo's doing."""
+    modules = modules_at_exit(python(BASELINE, cwd=ROOT))
+    loaded = sorted(modules.intersection(LATER_PROMPT, INGEST))
+    assert not loaded, f"the interpreter imports {loaded} itself: these checks would mean nothing"
+    return frozenset(modules)
+
+
+def imported(root: Path, *args: str, stdin: str = "", expect: str = "") -> set[str]:
+    """The modules ``hippo ARGS`` imports; its output starts with ``expect``, or is empty."""
+    result = python(PROBE, *args, cwd=root, stdin=stdin)
+    modules = modules_at_exit(result)
+    printed = result.stdout.startswith(expect) if expect else result.stdout == ""
+    assert printed, (result.stdout, result.stderr)
+    return modules - baseline()
+
+
+def assert_none(modules: set[str], unwanted: tuple[str, ...], what: str) -> None:
+    found = sorted(modules.intersection(unwanted))
+    assert not found, f"{what} imported {', '.join(found)}"
+
+
+def hooks_log() -> str:
+    path = Path(os.environ["HIPPO_HOME"]) / "hooks.log"
+    return path.read_text() if path.exists() else ""
+
+
+def payload(name: str, root: Path, **fields: str) -> str:
+    """A payload Claude Code sent, moved into the workspace ``root``."""
+    data = json.loads((PAYLOADS / name).read_text())
+    return json.dumps({**data, "cwd": str(root), **fields})
+
+
+def test_context_imports_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
     root = make_workspace("budget_bytes = 20000\n")
-    first = heavy_modules(root, "context", "--task", "home page")
+    first = imported(root, "context", "--task", "home page", expect="# Home")
     assert "sqlalchemy" not in first and "jinja2" not in first and "rich" not in first
     assert "hippo_core.dream.model" not in first
     # Once the settings were validated, not even pydantic is needed.
-    assert heavy_modules(root, "context", "--task", "home page") == []
+    again = imported(root, "context", "--task", "home page", expect="# Home")
+    assert_none(again, (*HOT, "hippo_core.dream.model"), "hippo context")
 
 
-def test_hooks_import_neither_sqlalchemy_nor_pydantic(make_workspace: WorkspaceMaker):
+def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
     root = make_workspace("budget_bytes = 20000\n")
-    heavy_modules(root, "context")  # validates the settings once, as any earlier command
-    start = json.dumps({"session_id": "s1", "cwd": str(root), "source": "startup"})
-    prompt = json.dumps({"session_id": "s1", "cwd": str(root), "prompt": "the home page"})
-    assert heavy_modules(root, "hook", "session-start", stdin=start) == []
-    assert heavy_modules(root, "hook", "prompt", stdin=prompt, expect="relevant:") == []
+    imported(root, "context", expect="# Home")  # validates the settings once, as any command
+    start = payload("SessionStart.json", root)
+    prompt = payload("UserPromptSubmit.json", root, prompt="the home page")
+    end = payload("SessionEnd.json", root)
+    session = json.loads(start)["session_id"]
+    record = root / ".hippo" / "sessions" / f"{session}.json"
+
+    modules = imported(root, "hook", "session-start", stdin=start, expect="# Home")
+    assert_none(modules, (*HOT, "hippo_core.dream.model"), "hippo hook session-start")
+    modules = imported(root, "hook", "prompt", stdin=prompt, expect="relevant:")
+    assert_none(modules, (*HOT, "hippo_core.dream.model"), "hippo hook prompt (the first)")
+    assert json.loads(record.read_text())["first_prompt"]
+
+    # A later prompt prints nothing, and finds that out before json or re are needed.
+    modules = imported(root, "hook", "prompt", stdin=prompt, expect="")
+    assert "hippo_core.agent_hooks" in modules  # the hook ran, and its modules were seen
+    assert_none(modules, LATER_PROMPT, "hippo hook prompt (a later one)")
+
+    assert "exit_reason" not in json.loads(record.read_text())
+    modules = imported(root, "hook", "session-end", stdin=end, expect="")
+    assert_none(modules, HOT, "hippo hook session-end")
+    assert json.loads(record.read_text())["exit_reason"] == "other"  # the end was recorded
+    assert hooks_log() == ""
+
+
+LAZY = """
+import sys
+import hippo_core
+ours = lambda: sorted(m for m in sys.modules if m.split(".")[0] == "hippo_core")
+first = ours()
+workspace = hippo_core.Workspace
+print(repr((first, ours(), workspace.__module__, dir(hippo_core))))
+"""
+
+
+def test_importing_the_package_is_cheap() -> None:
+    result = python(LAZY, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    first, then, home, names = ast.literal_eval(result.stdout)
+    assert first == ["hippo_core", "hippo_core.version"], f"import hippo_core imported {first}"
+    assert "hippo_core.workspace" in then and home == "hippo_core.workspace", then
+    missing = sorted(set(hippo_core.__all__) - set(names))
+    assert not missing, f"dir(hippo_core) leaves out {missing}"
+    modules = modules_at_exit(python(f"import hippo_core\n{BASELINE}", cwd=ROOT))
+    assert_none(modules - baseline(), HOT, "import hippo_core")
+
+
+@pytest.mark.parametrize("transcripts", [0, 1])
+def test_ingest_with_nothing_new_imports_no_heavy_library(
+    make_workspace: WorkspaceMaker, claude_home: Path, transcripts: int
+) -> None:
+    root = make_workspace()
+    for _ in range(transcripts):
+        ClaudeSession(claude_home, str(root)).prompt("work here").answer("done").write()
+    imported(root, "ingest", expect=f"ingested {transcripts} of {transcripts} transcript files")
+    again = imported(root, "ingest", expect=f"ingested 0 of {transcripts} transcript files")
+    assert_none(again, INGEST, "hippo ingest (nothing new)")

@@ -41,6 +41,13 @@ def _unbraced(pieces: list[str]) -> list[str]:
 class HippoCommand(TyperCommand):
     """A command whose usage line shows its arguments as ``NAME``."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            # An argument given no metavar (a plugin's plain function) is named in capitals.
+            if param.param_type_name == "argument" and param.metavar is None and param.name:
+                param.metavar = param.name.upper()
+
     def collect_usage_pieces(self, ctx: Context) -> list[str]:
         return _unbraced(super().collect_usage_pieces(ctx))
 
