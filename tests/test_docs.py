@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))
 
 from gen_cli import command_paths, render  # noqa: E402
+from gen_hooks import render as render_hooks  # noqa: E402
 
 from hippo_core.cli import app  # noqa: E402
 
@@ -18,6 +19,20 @@ def test_command_reference_matches_the_help():
     assert (ROOT / "docs" / "cli.md").read_text(encoding="utf-8") == render(), (
         "docs/cli.md is stale: run python docs/gen_cli.py"
     )
+
+
+def test_hook_reference_matches_the_hookspecs():
+    assert (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8") == render_hooks(), (
+        "docs/hooks.md is stale: run python docs/gen_hooks.py"
+    )
+
+
+def test_the_plugin_list_of_the_install_page_is_what_hippo_prints(hippo, tmp_path):
+    page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    block = page.split("$ hippo plugins\n", 1)[1].split("```", 1)[0]
+    assert hippo("plugins", cwd=tmp_path).out == block
+    version = page.split("$ hippo --version\n", 1)[1].split("```", 1)[0]
+    assert hippo("--version", cwd=tmp_path).out == version
 
 
 def test_every_command_is_in_the_reference():
