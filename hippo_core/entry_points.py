@@ -2,9 +2,10 @@
 
 Reading every installed distribution's metadata (:mod:`importlib.metadata`) costs an agent's
 hook about as much as starting the interpreter, so what a scan found is kept in
-``$HIPPO_HOME/cache/entry-points.json``, keyed by the interpreter, ``sys.path`` and the
-modification time of each folder on it (installing or removing a distribution changes its
-folder's time), and checked against the times of the ``entry_points.txt`` files it came from.
+``$HIPPO_HOME/cache/entry-points-<interpreter>.json`` (one file per interpreter, so hippo
+installed twice on a machine keeps two), keyed by ``sys.path`` and the modification time of
+each folder on it (installing or removing a distribution changes its folder's time), and
+checked against the times of the ``entry_points.txt`` files it came from.
 """
 
 from __future__ import annotations
@@ -50,12 +51,10 @@ class Point(Record):
 
 def entry_points(group: str) -> list[Point]:
     """The entry points of ``group``, each name once, from the cache when it is still true."""
-    from hippo_core.home import home_folder
-
     now = time.time()
     folders = [(entry, _mtime(entry)) for entry in sys.path]
     key = repr((group, sys.executable, folders))
-    cache = os.path.join(home_folder(), "cache", "entry-points.json")
+    cache = cache_path()
     cached = read_cache(cache, key)
     if isinstance(cached, dict) and _still_true(cached.get("files")):
         try:
@@ -68,6 +67,16 @@ def entry_points(group: str) -> list[Point]:
         payload = {"points": [list(p.as_dict().values()) for p in points], "files": files}
         write_cache(cache, key, payload)
     return points
+
+
+def cache_path() -> str:
+    """Where this interpreter's entry points are remembered."""
+    from zlib import crc32
+
+    from hippo_core.home import home_folder
+
+    interpreter = crc32(sys.executable.encode("utf-8", "surrogateescape"))
+    return os.path.join(home_folder(), "cache", f"entry-points-{interpreter:08x}.json")
 
 
 def _mtime(path: str) -> int | None:

@@ -7,6 +7,7 @@ Linux, ``~/Library/Application Support/hippo`` on macOS).
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +26,13 @@ def home_folder() -> str:
     named = os.environ.get("HIPPO_HOME")
     if named:
         return os.path.expanduser(named)
+    if sys.platform == "linux" and "ANDROID_ROOT" not in os.environ:
+        # What platformdirs answers on Linux, without the milliseconds its import costs
+        # every hook: the XDG data folder when that is an absolute path.
+        data = os.environ.get("XDG_DATA_HOME", "")
+        if not os.path.isabs(data):
+            data = os.path.expanduser("~/.local/share")
+        return os.path.join(data, "hippo")
     from platformdirs import user_data_dir
 
     return user_data_dir("hippo", appauthor=False)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from hippo_core import Workspace, build_context
-from hippo_core.entry_points import entry_points
+from hippo_core.entry_points import cache_path, entry_points
 from hippo_core.plugins import BUILTIN_HOOKS, load_plugins, reset_plugins
 
 from .conftest import WorkspaceMaker
@@ -46,6 +47,16 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.delenv("HIPPO_LOAD_PLUGINS")
     return folder
+
+
+@pytest.fixture
+def only_site(site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``site`` alone on sys.path: a folder on it changed in the last seconds (a checkout, an
+    edit) would rightly keep the entry points from being cached."""
+    import importlib.metadata  # noqa: F401  (imported while the standard library is on the path)
+
+    monkeypatch.setattr(sys, "path", [str(site)])
+    return site
 
 
 def both_loads() -> tuple[object, object]:
@@ -137,10 +148,12 @@ def test_a_plugin_only_pluggy_reads_makes_the_hot_load_give_way(
     ]
 
 
-def test_entry_points_are_cached_until_a_distribution_comes(site: Path):
+def test_entry_points_are_cached_until_a_distribution_comes(only_site: Path):
+    site = only_site
     make_distribution(site, "hippo_first", PART.format(options="", name="first"))
     assert "hippo_first" in [point.name for point in entry_points("hippo")]
-    cache = Path(os.environ["HIPPO_HOME"]) / "cache" / "entry-points.json"
+    cache = Path(cache_path())
+    assert cache.parent == Path(os.environ["HIPPO_HOME"]) / "cache"
     stored = json.loads(cache.read_text())
     assert [p[0] for p in stored["payload"]["points"]] == ["hippo_first"]
     # What the cache holds is what is read: a point only the cache knows comes back.
@@ -155,4 +168,16 @@ def test_entry_points_are_cached_until_a_distribution_comes(site: Path):
 def test_a_folder_changed_just_now_is_not_cached(site: Path):
     make_distribution(site, "hippo_fresh", PART.format(options="", name="fresh"), age=False)
     assert [p.name for p in entry_points("hippo")] == ["hippo_fresh"]
-    assert not (Path(os.environ["HIPPO_HOME"]) / "cache" / "entry-points.json").exists()
+    assert not Path(cache_path()).exists()
+
+
+def test_each_interpreter_keeps_its_own_entry_points(only_site: Path, monkeypatch):
+    site = only_site
+    make_distribution(site, "hippo_first", PART.format(options="", name="first"))
+    entry_points("hippo")
+    first = Path(cache_path())
+    monkeypatch.setattr(sys, "executable", "/elsewhere/bin/python")
+    entry_points("hippo")
+    second = Path(cache_path())
+    assert first != second
+    assert first.exists() and second.exists()

@@ -40,9 +40,11 @@ INGEST = (
     "hippo_core.transcripts.privacy",
 )
 
-#: Imports only sys before main(); reads sys.modules whatever happens.
+#: Imports only sys before main(); reads sys.modules whatever happens. Like a console script,
+#: it has no "" (the current folder) on sys.path.
 PROBE = """
 import sys
+sys.path.remove("")
 sys.argv = ["hippo", *sys.argv[1:]]
 code = 0
 try:
@@ -56,7 +58,9 @@ finally:
 BASELINE = "import sys; sys.stderr.write(f\"\\nexit:0\\nmodules:{' '.join(sys.modules)}\\n\")"
 
 
-def python(code: str, *args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def python(
+    code: str, *args: str, cwd: Path, stdin: str = "", env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python -S -c CODE ARGS``: without site, whose editable-install finder in a dev venv
     imports re and pathlib at start-up; hippo and its dependencies come from PYTHONPATH."""
     path = os.pathsep.join([*site.getsitepackages(), str(ROOT)])
@@ -66,7 +70,7 @@ def python(code: str, *args: str, cwd: Path, stdin: str = "") -> subprocess.Comp
         input=stdin,
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": path},
+        env={**(os.environ if env is None else env), "PYTHONPATH": path},
         timeout=60,
     )
 
@@ -87,9 +91,11 @@ def baseline() -> frozenset[str]:
     return frozenset(modules)
 
 
-def imported(root: Path, *args: str, stdin: str = "", expect: str = "") -> set[str]:
+def imported(
+    root: Path, *args: str, stdin: str = "", expect: str = "", env: dict[str, str] | None = None
+) -> set[str]:
     """The modules ``hippo ARGS`` imports; its output starts with ``expect``, or is empty."""
-    result = python(PROBE, *args, cwd=root, stdin=stdin)
+    result = python(PROBE, *args, cwd=root, stdin=stdin, env=env)
     modules = modules_at_exit(result)
     printed = result.stdout.startswith(expect) if expect else result.stdout == ""
     assert printed, (result.stdout, result.stderr)
@@ -147,6 +153,22 @@ def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
     assert_none(modules, HOT, "hippo hook session-end")
     assert json.loads(record.read_text())["exit_reason"] == "other"  # the end was recorded
     assert hooks_log() == ""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="elsewhere platformdirs finds the folder")
+def test_the_default_hippo_home_costs_no_import(
+    make_workspace: WorkspaceMaker, tmp_path: Path
+) -> None:
+    root = make_workspace("budget_bytes = 20000\n")
+    # As a user runs it: no HIPPO_HOME, and the installed plugins looked for (in the home).
+    env = {k: v for k, v in os.environ.items() if k not in ("HIPPO_HOME", "HIPPO_LOAD_PLUGINS")}
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    imported(root, "ingest", expect="ingested 0 of 0", env=env)
+    assert (tmp_path / "data" / "hippo" / "index.sqlite").is_file()  # the default home
+    imported(root, "context", expect="# Home", env=env)  # validates the settings once
+    prompt = payload("UserPromptSubmit.json", root, prompt="the home page")
+    modules = imported(root, "hook", "prompt", stdin=prompt, expect="relevant:", env=env)
+    assert_none(modules, (*HOT, "platformdirs"), "hippo hook prompt without HIPPO_HOME")
 
 
 LAZY = """
