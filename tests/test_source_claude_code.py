@@ -157,7 +157,7 @@ def test_the_hook_registers_the_source():
 
 def test_discover_finds_real_sessions_and_the_nested_sub_agent():
     found = list(ClaudeCodeSource().discover(FIXTURES))
-    assert found == [CONTINUED, TOOLS, RESUMED, DELEGATE, CHILD]
+    assert found == [str(p) for p in (CONTINUED, TOOLS, RESUMED, DELEGATE, CHILD)]
 
 
 def test_discover_takes_both_sub_agent_layouts_and_skips_the_rest(tmp_path: Path):
@@ -183,10 +183,10 @@ def test_discover_takes_both_sub_agent_layouts_and_skips_the_rest(tmp_path: Path
     write(tmp_path / "history.jsonl", b"{}\n")
     found = list(ClaudeCodeSource().discover(tmp_path))
     assert found == [
-        project / "S1.jsonl",
-        project / "S1" / "subagents" / "agent-x1.jsonl",
-        project / "agent-old1.jsonl",
-        tmp_path / "projects" / "-home-dev-b" / "S2.jsonl",
+        str(project / "S1.jsonl"),
+        str(project / "S1" / "subagents" / "agent-x1.jsonl"),
+        str(project / "agent-old1.jsonl"),
+        str(tmp_path / "projects" / "-home-dev-b" / "S2.jsonl"),
     ]
     assert list(ClaudeCodeSource().discover(tmp_path / "missing")) == []
 

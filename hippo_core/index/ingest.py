@@ -29,16 +29,18 @@ if TYPE_CHECKING:
     from hippo_core.index.store import IndexWriter
 
 HEAD_BYTES = 4096
+#: What tells whether a file changed, read for every file on each ingest.
+_STAMP = "size, mtime_ns, inode"
 #: Commit after this many bytes of transcript, so an interrupted ingest keeps its work.
 COMMIT_EVERY_BYTES = 32 * 1024 * 1024
 
 
 class Unit:
-    """One transcript file and the source that reads it."""
+    """One transcript file, by its path's string, and the source that reads it."""
 
     __slots__ = ("path", "source")
 
-    def __init__(self, source: TranscriptSource, path: Path) -> None:
+    def __init__(self, source: TranscriptSource, path: str) -> None:
         self.source = source
         self.path = path
 
@@ -55,7 +57,7 @@ def discover(
     folders of ``extra`` are read (``hippo eval`` keeps a case away from the user's own).
     """
     env, home = os.environ, Path.home()
-    units: dict[Path, Unit] = {}
+    units: dict[str, Unit] = {}
     problems = [
         f"transcript_dirs names '{tool}', which is no transcript source here "
         f"(known: {', '.join(sorted(sources))})"
@@ -73,14 +75,16 @@ def discover(
         roots = [*own, *(Path(d).expanduser() for d in extra.get(name, ()))]
         for root in dict.fromkeys(roots):
             try:
-                for path in source.discover(root):
-                    units.setdefault(path, Unit(source, path))
+                for found in source.discover(root):
+                    path = found if isinstance(found, str) else os.fspath(found)
+                    if path not in units:
+                        units[path] = Unit(source, path)
             except OSError as exc:
                 problems.append(f"{name}: {root}: cannot be listed ({exc.strerror or exc})")
     return list(units.values()), problems
 
 
-def _fingerprint(path: Path) -> tuple[int, int, int]:
+def _fingerprint(path: str) -> tuple[int, int, int]:
     """Size, mtime and inode: a change means the file must be read.
 
     A SQLite database in WAL mode (OpenCode's) takes new rows in ``<name>-wal`` and leaves
@@ -95,10 +99,10 @@ def _fingerprint(path: Path) -> tuple[int, int, int]:
     return size + wal.st_size, max(mtime, wal.st_mtime_ns), stat.st_ino
 
 
-def _head(path: Path, length: int) -> str:
+def _head(path: str, length: int) -> str:
     import hashlib
 
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         data = handle.read(length)
     return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
 
@@ -119,7 +123,7 @@ class Ingest:
 
     def run(self, units: list[Unit], progress: Callable[[int], None] | None) -> None:
         conn = self.conn
-        known = {row["path"]: row for row in conn.execute("SELECT * FROM files")}
+        known = {row[0]: row for row in conn.execute(f"SELECT path, {_STAMP} FROM files")}
         pending = 0
         conn.execute("BEGIN")
         try:
@@ -142,25 +146,24 @@ class Ingest:
     def _unit(self, unit: Unit, row: Any) -> int:
         """Read one file if it changed; the number of bytes read."""
         self.summary.files += 1
-        key = str(unit.path)
+        key = unit.path
         try:
-            size, mtime_ns, inode = _fingerprint(unit.path)
+            stamp = _fingerprint(key)
         except FileNotFoundError:
             self.summary.vanished += 1
             return 0
-        if row is not None and (row["size"], row["mtime_ns"], row["inode"]) == (
-            size,
-            mtime_ns,
-            inode,
-        ):
+        if row is not None and row[1:4] == stamp:
             self.summary.unchanged += 1
             return 0
+        size, _mtime_ns, inode = stamp
+        if row is not None:  # changed: the rest of what the index knows of it
+            row = self.conn.execute("SELECT * FROM files WHERE path = ?", (key,)).fetchone()
         try:
-            resume = self._resume(unit.path, row, size, inode)
+            resume = self._resume(key, row, size, inode)
             if resume.offset == 0 and row is not None and row["resume_offset"] != 0:
                 self.summary.reread += 1
-            parsed = unit.source.parse(unit.path, resume)
-            head = _head(unit.path, min(HEAD_BYTES, parsed.committed or HEAD_BYTES))
+            parsed = unit.source.parse(Path(key), resume)
+            head = _head(key, min(HEAD_BYTES, parsed.committed or HEAD_BYTES))
         except FileNotFoundError:
             self.summary.vanished += 1
             return 0
@@ -183,7 +186,7 @@ class Ingest:
         corrupt = parsed.corrupt + (earlier if resume.offset else 0)
         self.summary.corrupt += max(corrupt - earlier, 0)
         self._store(unit, resume, parsed)
-        self._remember(unit, (size, mtime_ns, inode), head, parsed, corrupt)
+        self._remember(unit, stamp, head, parsed, corrupt)
         read = max(size - resume.offset, 0)
         self.summary.bytes += read
         return read
@@ -203,7 +206,7 @@ class Ingest:
             "INSERT OR REPLACE INTO files (path, tool, size, mtime_ns, inode, head, committed, "
             "resume_offset, resume_state, corrupt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                str(unit.path),
+                unit.path,
                 unit.source.name,
                 *stamp,
                 head,
@@ -215,7 +218,7 @@ class Ingest:
         )
 
     @staticmethod
-    def _resume(path: Path, row: Any, size: int, inode: int) -> Resume:
+    def _resume(path: str, row: Any, size: int, inode: int) -> Resume:
         """Where to read from: the stored resume point, or 0 when the file was rewritten."""
         if row is None or row["inode"] != inode or size < row["committed"]:
             return Resume()
@@ -226,7 +229,7 @@ class Ingest:
         return Resume(row["resume_offset"], state, seen=row["committed"])
 
     def _store(self, unit: Unit, resume: Resume, parsed: Parsed) -> None:
-        source = str(unit.path)
+        source = unit.path
         writer = self.writer
         replaced = writer.delete_turns("source = ? AND start >= ?", source, resume.offset)
         private = writer.sessions(parsed.sessions, parsed.turns)
@@ -281,8 +284,8 @@ def ingest(
     return summary
 
 
-def _size(path: Path) -> int:
+def _size(path: str) -> int:
     try:
-        return path.stat().st_size
+        return os.stat(path).st_size
     except OSError:
         return 0

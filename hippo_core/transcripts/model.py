@@ -228,8 +228,9 @@ class TranscriptSource:
         """The agent's own folders on this machine (they need not exist)."""
         raise NotImplementedError
 
-    def discover(self, root: Path) -> Iterator[Path]:
-        """Every transcript file below ``root``, in a stable order."""
+    def discover(self, root: Path) -> Iterator[Path | str]:
+        """Every transcript file below ``root``, in a stable order, as a path or its string
+        (a string costs an ingest with nothing new less: it visits every file)."""
         raise NotImplementedError
 
     def parse(self, path: Path, resume: Resume) -> Parsed:

@@ -90,7 +90,7 @@ class ClaudeCodeSource(TranscriptSource):
         configured = env.get("CLAUDE_CONFIG_DIR")
         return [Path(configured)] if configured else [home / ".claude"]
 
-    def discover(self, root: Path) -> Iterator[Path]:
+    def discover(self, root: Path) -> Iterator[str]:
         found: list[str] = []
         for project in _listing(os.path.join(root, "projects")):
             if not project.is_dir():
@@ -106,7 +106,7 @@ class ClaudeCodeSource(TranscriptSource):
                         for agent in _listing(os.path.join(entry.path, "subagents"))
                         if _is_agent(agent.name) and agent.is_file()
                     )
-        yield from map(Path, sorted(found))  # a session before its sub-agents
+        yield from sorted(found)  # a session before its sub-agents
 
     def parse(self, path: Path, resume: Resume) -> Parsed:
         reader = _Reader(path, resume)
