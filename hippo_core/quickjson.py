@@ -64,14 +64,20 @@ def _stdlib(text: str | bytes | bytearray) -> Any:
     return json.loads(text)
 
 
-def dumps(value: Any, *, indent: int = 2) -> str:
-    """``json.dumps(value, indent=indent, ensure_ascii=False)``."""
+def dumps(value: Any, *, indent: int | None = 2) -> str:
+    """``json.dumps(value, indent=indent, ensure_ascii=False)``; ``indent=None`` is the
+    compact form, ``separators=(",", ":")``."""
     chunks: list[str] = []
     try:
-        _write(value, chunks, "\n", " " * indent, 0)
+        if indent is None:
+            _write(value, chunks, "", "", 0, ":")
+        else:
+            _write(value, chunks, "\n", " " * indent, 0, ": ")
     except _NotPlain:
         import json
 
+        if indent is None:
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
         return json.dumps(value, indent=indent, ensure_ascii=False)
     return "".join(chunks)
 
@@ -83,7 +89,7 @@ class _NotPlain(Exception):
 _string = _json.encode_basestring
 
 
-def _write(value: Any, out: list[str], newline: str, step: str, depth: int) -> None:
+def _write(value: Any, out: list[str], newline: str, step: str, depth: int, colon: str) -> None:
     kind = type(value)
     if kind is str:
         out.append(_string(value))
@@ -109,7 +115,7 @@ def _write(value: Any, out: list[str], newline: str, step: str, depth: int) -> N
         out.append("[")
         for at, item in enumerate(value):
             out.append(inner if at == 0 else "," + inner)
-            _write(item, out, newline, step, depth + 1)
+            _write(item, out, newline, step, depth + 1, colon)
         out.append(newline + step * depth + "]")
     elif kind is dict:
         if not value:
@@ -124,8 +130,8 @@ def _write(value: Any, out: list[str], newline: str, step: str, depth: int) -> N
                 raise _NotPlain
             out.append(inner if at == 0 else "," + inner)
             out.append(_string(key))
-            out.append(": ")
-            _write(item, out, newline, step, depth + 1)
+            out.append(colon)
+            _write(item, out, newline, step, depth + 1, colon)
         out.append(newline + step * depth + "}")
     else:
         raise _NotPlain

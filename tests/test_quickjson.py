@@ -105,7 +105,7 @@ VALUES = st.recursive(
     ),
     max_leaves=20,
 )
-INDENTS = st.sampled_from([0, 1, 2, 4])
+INDENTS = st.sampled_from([None, 0, 1, 2, 4])  # None: the compact form
 
 #: JSON's own whitespace, other Unicode spaces str.strip() would take, a BOM, NUL, garbage.
 AROUND = st.text(
@@ -159,8 +159,11 @@ def assert_loads_like_json(text: str | bytes) -> None:
         assert got == expected, text
 
 
-def assert_dumps_like_json(value: object, indent: int = 2) -> None:
-    expected = outcome(lambda: json.dumps(value, indent=indent, ensure_ascii=False))
+def assert_dumps_like_json(value: object, indent: int | None = 2) -> None:
+    if indent is None:  # quickjson's compact form
+        expected = outcome(lambda: json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+    else:
+        expected = outcome(lambda: json.dumps(value, indent=indent, ensure_ascii=False))
     got = outcome(lambda: quickjson.dumps(value, indent=indent))
     assert got == expected, value
 
@@ -289,13 +292,13 @@ def test_loads_of_crafted_bytes(data: bytes) -> None:
 
 @SETTINGS
 @given(JSON, INDENTS)
-def test_dumps_of_json_values(value: object, indent: int) -> None:
+def test_dumps_of_json_values(value: object, indent: int | None) -> None:
     assert_dumps_like_json(value, indent)
 
 
 @SETTINGS
 @given(VALUES, INDENTS)
-def test_dumps_of_any_value(value: object, indent: int) -> None:
+def test_dumps_of_any_value(value: object, indent: int | None) -> None:
     assert_dumps_like_json(value, indent)
 
 

@@ -8,6 +8,7 @@ notes. Sessions of other projects stay in the index and get no record here.
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path, PurePosixPath
 
 from hippo_core import sessions
@@ -71,7 +72,7 @@ def _is_note(path: str, notes_root: str) -> bool:
 
 
 def members(
-    index: Path, workspace: Workspace, folders: list[str], since: int | None = None
+    conn: sqlite3.Connection, workspace: Workspace, folders: list[str], since: int | None = None
 ) -> list[dict[str, Any]]:
     """The indexed, non-private sessions that belong to ``workspace`` (whose folders, its
     worktrees' included, are ``folders``), with turn counts; with ``since``, only those
@@ -81,35 +82,31 @@ def members(
     after = -1 if since is None else since  # every session's generation is at least 0
     changed = "JOIN sessions s ON s.id = t.session AND s.changed > :after"
     turns = f"turns t {changed}"
-    conn = connect(index)
-    try:
-        rows = {
-            row["id"]: dict(row)
-            for row in conn.execute(
-                "SELECT * FROM sessions WHERE NOT private AND changed > :after", {"after": after}
-            )
-        }
-        counts = dict(
-            conn.execute(
-                f"SELECT t.session, count(*) FROM {turns} GROUP BY t.session", {"after": after}
-            ).fetchall()
+    rows = {
+        row["id"]: dict(row)
+        for row in conn.execute(
+            "SELECT * FROM sessions WHERE NOT private AND changed > :after", {"after": after}
         )
-        belong = {sid for sid, row in rows.items() if any(_under(row["cwd"], f) for f in folders)}
-        for sid, cwd in conn.execute(
-            f"SELECT DISTINCT t.session, t.cwd FROM {turns}", {"after": after}
-        ):
-            if sid not in belong and any(_under(cwd, f) for f in folders):
-                belong.add(sid)
-        query = (
-            f"SELECT DISTINCT t.session, f.path FROM touched f JOIN turns t ON t.id = f.turn "
-            f"{changed} WHERE substr(f.path, 1, :length) = :prefix"
-        )
-        parameters = {"after": after, "length": len(prefix), "prefix": prefix}
-        for sid, path in conn.execute(query, parameters):
-            if sid not in belong and _is_note(path, notes_root):
-                belong.add(sid)
-    finally:
-        conn.close()
+    }
+    counts = dict(
+        conn.execute(
+            f"SELECT t.session, count(*) FROM {turns} GROUP BY t.session", {"after": after}
+        ).fetchall()
+    )
+    belong = {sid for sid, row in rows.items() if any(_under(row["cwd"], f) for f in folders)}
+    for sid, cwd in conn.execute(
+        f"SELECT DISTINCT t.session, t.cwd FROM {turns}", {"after": after}
+    ):
+        if sid not in belong and any(_under(cwd, f) for f in folders):
+            belong.add(sid)
+    query = (
+        f"SELECT DISTINCT t.session, f.path FROM touched f JOIN turns t ON t.id = f.turn "
+        f"{changed} WHERE substr(f.path, 1, :length) = :prefix"
+    )
+    parameters = {"after": after, "length": len(prefix), "prefix": prefix}
+    for sid, path in conn.execute(query, parameters):
+        if sid not in belong and _is_note(path, notes_root):
+            belong.add(sid)
     return [{**rows[sid], "turns": counts.get(sid, 0)} for sid in sorted(belong) if sid in rows]
 
 
@@ -134,13 +131,9 @@ def derived_record(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _private_sessions(index: Path, since: int | None) -> list[str]:
-    conn = connect(index)
-    try:
-        query = "SELECT id FROM sessions WHERE private AND changed > ?"
-        return [row[0] for row in conn.execute(query, (-1 if since is None else since,))]
-    finally:
-        conn.close()
+def _private_sessions(conn: sqlite3.Connection, since: int | None) -> list[str]:
+    query = "SELECT id FROM sessions WHERE private AND changed > ?"
+    return [row[0] for row in conn.execute(query, (-1 if since is None else since,))]
 
 
 def write_derived(index: Path, workspace: Workspace) -> int:
@@ -156,17 +149,17 @@ def write_derived(index: Path, workspace: Workspace) -> int:
     conn = connect(index)
     try:
         now = generation(conn)
+        known = read_cache(marker, key) if key is not None else None
+        since, folders = None, None
+        if isinstance(known, dict) and isinstance(known.get("generation"), int):
+            if known["generation"] == now:
+                return 0
+            since, folders = known["generation"], known.get("folders")
+        if not isinstance(folders, list):
+            folders = workspace_folders(workspace)
+        written = _write(conn, workspace, folders, since)
     finally:
         conn.close()
-    known = read_cache(marker, key) if key is not None else None
-    since, folders = None, None
-    if isinstance(known, dict) and isinstance(known.get("generation"), int):
-        if known["generation"] == now:
-            return 0
-        since, folders = known["generation"], known.get("folders")
-    if not isinstance(folders, list):
-        folders = workspace_folders(workspace)
-    written = _write(index, workspace, folders, since)
     if key is not None:
         write_cache(marker, key, {"generation": now, "folders": folders})
     return written
@@ -224,14 +217,16 @@ def _mtime(path: str) -> int | None:
         return None
 
 
-def _write(index: Path, workspace: Workspace, folders: list[str], since: int | None) -> int:
+def _write(
+    conn: sqlite3.Connection, workspace: Workspace, folders: list[str], since: int | None
+) -> int:
     written = 0
-    for sid in _private_sessions(index, since):
+    for sid in _private_sessions(conn, since):
         existing = sessions.load_record(workspace, sid)
         if existing is not None and existing.get("kind") == sessions.DERIVED:
             sessions.record_path(workspace, sid).unlink(missing_ok=True)
             written += 1
-    for row in members(index, workspace, folders, since):
+    for row in members(conn, workspace, folders, since):
         record = derived_record(row)
         existing = sessions.load_record(workspace, record["id"])
         if existing is not None and (

@@ -100,11 +100,13 @@ def _fingerprint(path: str) -> tuple[int, int, int]:
 
 
 def _head(path: str, length: int) -> str:
-    import hashlib
+    """The length and checksum of the first ``length`` bytes: a file whose head changed was
+    rewritten, and is read again from the start."""
+    from zlib import crc32
 
     with open(path, "rb") as handle:
         data = handle.read(length)
-    return f"{len(data)}:{hashlib.sha256(data).hexdigest()}"
+    return f"{len(data)}:crc32-{crc32(data):08x}"
 
 
 class Ingest:
@@ -200,8 +202,6 @@ class Ingest:
         corrupt: int,
     ) -> None:
         """Record how far the file was read and where the next read resumes."""
-        import json
-
         self.conn.execute(
             "INSERT OR REPLACE INTO files (path, tool, size, mtime_ns, inode, head, committed, "
             "resume_offset, resume_state, corrupt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -212,7 +212,7 @@ class Ingest:
                 head,
                 parsed.committed,
                 parsed.resume.offset,
-                json.dumps(parsed.resume.state, separators=(",", ":")),
+                quickjson.dumps(parsed.resume.state, indent=None),
                 corrupt,
             ),
         )

@@ -7,10 +7,10 @@ place in the session, so a record copied into a fork or a resumed file is indexe
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Iterator
 
+from hippo_core import quickjson
 from hippo_core.transcripts.model import SessionInfo, Turn
 from hippo_core.transcripts.privacy import is_private_session, redact
 
@@ -133,7 +133,7 @@ class IndexWriter:
                     turn.key,
                     prompt.text,
                     answer.text,
-                    json.dumps(turn.tools),
+                    quickjson.dumps(turn.tools, indent=None),
                     turn.started,
                     turn.ended,
                     turn.cwd,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from hippo_core import quickjson
 from hippo_core.patterns import Lazy
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
 
@@ -93,9 +94,7 @@ class OpenTurn:
 def _snapshot(state: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of JSON-able state (a JSON round trip: several times faster than
     ``copy.deepcopy``, and it proves the state can be stored)."""
-    import json
-
-    copied: dict[str, Any] = json.loads(json.dumps(state))
+    copied: dict[str, Any] = quickjson.loads(quickjson.dumps(state, indent=None))
     return copied
 
 
@@ -114,9 +113,7 @@ class TurnBuilder:
     def __init__(self, source: str, resume: Resume) -> None:
         self.source = source
         self.resume = resume
-        import copy
-
-        self.state: dict[str, Any] = copy.deepcopy(resume.state)
+        self.state = _snapshot(resume.state)
         self.state.setdefault("ordinals", {})
         self.turns: list[OpenTurn] = []
         self.sessions: dict[str, SessionInfo] = {}
