@@ -35,8 +35,6 @@ def read_cache(path: str | PathLike[str], key: str) -> Any | None:
 
 def write_cache(path: str | PathLike[str], key: str, payload: Any) -> None:
     """Store ``payload`` under ``key``; a failure to write is not an error."""
-    import json
-
-    data = json.dumps({"hippo": __version__, "key": key, "payload": payload}, ensure_ascii=False)
+    data = quickjson.dumps({"hippo": __version__, "key": key, "payload": payload}, indent=None)
     with contextlib.suppress(OSError):
         atomic_write(path, data, durable=False)

@@ -203,3 +203,19 @@ def test_ingest_with_nothing_new_imports_no_heavy_library(
     imported(root, "ingest", expect=f"ingested {transcripts} of {transcripts} transcript files")
     again = imported(root, "ingest", expect=f"ingested 0 of {transcripts} transcript files")
     assert_none(again, INGEST, "hippo ingest (nothing new)")
+
+
+def test_ingest_of_one_new_turn_imports_no_heavy_library(
+    make_workspace: WorkspaceMaker, claude_home: Path
+) -> None:
+    root = make_workspace()
+    session = ClaudeSession(claude_home, str(root)).prompt("work here").answer("done")
+    session.write()
+    imported(root, "ingest", expect="ingested 1 of 1 transcript files")
+    session.prompt("and the tests").tool("Read", file_path=str(root / "notes" / "Home.md"))
+    session.answer("they pass").write()
+    modules = imported(root, "ingest", expect="ingested 1 of 1 transcript files, 1 new turn")
+    assert "hippo_core.index.store" in modules  # the turn was written
+    assert_none(
+        modules, (*HEAVY, "pluggy", "dataclasses", "json", "copy", "hashlib"), "hippo ingest"
+    )
