@@ -262,20 +262,42 @@ class _Survey:
 
     def _check(self, folder: str, listing: Listing) -> Listing:
         """The notes of a folder whose entries did not change, each stat-ed."""
-        files: dict[str, Stamp | None] = {}
-        racy, lstat = self.racy, os.lstat
+        lstat = os.lstat
         # Stat-ing by name in an open folder spares the kernel walking the whole path each time.
         with _opened(self.root + folder) as (prefix, folder_fd):
-            for name, old in listing[1].items():
-                try:
+            try:
+                for name, old in listing[1].items():  # the usual case: every note as it was
                     stat = lstat(prefix + name, dir_fd=folder_fd)
-                except OSError:
-                    self.removed.append(folder + name)  # gone, and the folder's clock is coarse
-                    continue
-                stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
-                if stamp != old:
-                    self.changed.append(folder + name)
-                files[name] = stamp if stat.st_mtime_ns < racy else None
+                    if (
+                        old is None
+                        or stat.st_mtime_ns != old[1]
+                        or stat.st_size != old[0]
+                        or stat.st_ino != old[2]
+                    ):
+                        break
+                else:
+                    return listing
+            except OSError:
+                pass
+            return self._recheck(folder, listing, prefix, folder_fd)
+
+    def _recheck(
+        self, folder: str, listing: Listing, prefix: str, folder_fd: int | None
+    ) -> Listing:
+        """:meth:`_check` for a folder where a note changed, came within the racy window or
+        went: each note's stamp, and what changed."""
+        files: dict[str, Stamp | None] = {}
+        racy, lstat = self.racy, os.lstat
+        for name, old in listing[1].items():
+            try:
+                stat = lstat(prefix + name, dir_fd=folder_fd)
+            except OSError:
+                self.removed.append(folder + name)  # gone, and the folder's clock is coarse
+                continue
+            stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
+            if stamp != old:
+                self.changed.append(folder + name)
+            files[name] = stamp if stat.st_mtime_ns < racy else None
         return listing[0], files
 
     def _scan(self, folder: str, where: str, old: dict[str, Stamp | None]) -> Listing | None:
