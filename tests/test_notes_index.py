@@ -226,6 +226,36 @@ def test_an_edit_in_place_is_seen_though_its_folder_did_not_change(
     assert "- Cache: Two, longer." in hippo("context", "--task", "cache", cwd=root).out
 
 
+def test_a_note_given_back_its_old_time_is_seen_by_size_or_inode(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+) -> None:
+    """As after ``touch -r``, an archive's restore or ``rsync -t``: the time alone would lie."""
+    root = make_workspace("", HOME)
+    note = root / "notes" / "Refunds.md"
+    past = time.time() - 600
+    for entry in (note, note.parent):  # out of the racy window: the stamps decide
+        os.utime(entry, (past, past))
+    assert "- Refunds: The queue pauses." in hippo("context", "--task", "refunds", cwd=root).out
+    old = note.stat()
+    note.write_text("# Refunds\n\nThe queue pauses at night.\n")  # in place, longer
+    os.utime(note, ns=(old.st_atime_ns, old.st_mtime_ns))
+    assert "- Refunds: The queue pauses at night." in (
+        hippo("context", "--task", "refunds", cwd=root).out
+    )
+    # Another file of the same size put in its place, dated like the note it replaced.
+    stamp = note.stat()
+    other = root / "notes" / ".Refunds.md.new"
+    other.write_text("# Refunds\n\nThe queue resumes at dawn.\n")
+    assert other.stat().st_size == stamp.st_size
+    os.utime(other, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    other.replace(note)
+    os.utime(note.parent, (past, past))  # and the folder as it was: only the inode tells
+    assert note.stat().st_ino != stamp.st_ino
+    assert "- Refunds: The queue resumes at dawn." in (
+        hippo("context", "--task", "refunds", cwd=root).out
+    )
+
+
 def test_dangling_links_follow_the_notes_they_name(
     make_workspace: WorkspaceMaker, hippo: HippoRunner
 ) -> None:
