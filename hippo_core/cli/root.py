@@ -29,9 +29,13 @@ class RootGroup(HippoGroup):
     _loaded: dict[str, Command]
 
     def entries(self) -> dict[str, CommandEntry]:
-        from hippo_core.plugins import load_plugins
+        """The commands by name, asked of the plugins once per command line."""
+        found: dict[str, CommandEntry] | None = self.__dict__.get("_entries")
+        if found is None:
+            from hippo_core.plugins import load_plugins
 
-        return load_plugins().commands()
+            found = self.__dict__["_entries"] = load_plugins().commands()
+        return found
 
     def list_commands(self, ctx: Context) -> list[str]:
         return list(self.entries())
