@@ -56,7 +56,9 @@ def now() -> str:
 
 
 def record_path(workspace: Workspace, raw_id: str) -> Path:
-    return workspace.sessions_dir / f"{session_id(raw_id)}.json"
+    from pathlib import Path
+
+    return Path(_record_file(workspace, raw_id))
 
 
 def _record_file(workspace: Workspace, raw_id: str) -> str:
