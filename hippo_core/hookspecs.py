@@ -21,8 +21,10 @@ if TYPE_CHECKING:
 
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
+        Chunk,
         Event,
         ModelBackend,
+        Pass,
         ProposalKind,
         Reader,
         Reviewer,
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     )
     from hippo_core.findings import Finding
     from hippo_core.notes.note import Note
+    from hippo_core.review_queues import ReviewQueue
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
 
@@ -170,4 +173,50 @@ def hippo_event(workspace: Workspace, event: Event) -> None:
     a change about to be applied, applied or not, a revert, the dream finished), with the
     ids and paths involved in ``event.data``. A plugin uses it to log or notify; what it
     returns is ignored, and an exception in it fails the command that sent the event.
+    """
+
+
+@hookspec(firstresult=True)
+def hippo_pass_gate(workspace: Workspace, pass_: Pass, chunk: Chunk) -> str | None:
+    """Say whether ``hippo dream`` runs ``pass_`` over ``chunk``: None lets it run, a
+    sentence says why it does not (the dream's report shows it under Window).
+
+    Called by ``hippo dream`` for every pass of every chunk, before any reader or model; the
+    first plugin that answers decides. The sleep pack answers for its own passes, which run from
+    ``hippo sleep`` when a brief is open and no chain is.
+    """
+
+
+@hookspec
+def hippo_register_settings(register: Callable[[str, type], None]) -> None:
+    """Own a table of ``.hippo/settings.toml``, as ``register(table, model)``.
+
+    Called when a plugin reads its table (with :func:`hippo_core.plugin_settings.table`)
+    and by ``hippo doctor``. ``model`` is a pydantic model class for the table's keys
+    (defaults, checks, clamps): a key it does not have is ignored and named with where it
+    likely belongs, a value of the wrong type is an error. hippo keeps a table it does not
+    know as written until its owner reads it, and doctor names a table no plugin owns. The
+    first plugin to register a table owns it. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_local_paths(workspace: Workspace) -> list[str]:
+    """Workspace-relative paths this plugin writes that are machine state, not decisions.
+
+    Called by ``hippo init``, which adds them to ``.gitignore``, and by ``hippo doctor``,
+    which warns when git tracks one, as for hippo's own snapshots and session records. A
+    folder ends with ``/``.
+    """
+
+
+@hookspec
+def hippo_register_review_queues(register: Callable[[ReviewQueue], None]) -> None:
+    """Add items to ``hippo review``, as ``register(queue)``.
+
+    Called when ``hippo review`` lists, shows or decides. A
+    :class:`~hippo_core.review_queues.ReviewQueue` lists what waits for a verdict, shows one
+    item as its reviewer sees it and records decisions on its parts (``--approve``,
+    ``--deny``, ``--decisions``). Single proposals are hippo's own queue; the sleep pack's
+    drafts are another. Returns nothing.
     """

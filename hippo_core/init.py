@@ -56,14 +56,15 @@ def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
         raise HippoError(f"{hippo} exists and is not a folder; move it away and run again")
     actions.append(_create(root, hippo / "settings.toml", settings_template()))
     workspace = Workspace.open(root)
-    packs = load_plugins().packs()
+    plugins = load_plugins()
+    packs = plugins.packs()
     if "core" not in packs:
         raise HippoError("no plugin registers the core pack; reinstall hippo")
     core = packs["core"]
     actions.extend(_install_pack(root, core.directory, workspace.packs_dir / "core", force))
     actions.extend(_lock_core(workspace, core.directory, force))
     actions.append(_create(root, workspace.entry_note_path, ENTRY_NOTE))
-    actions.append(_ignore(root, workspace.local_only()))
+    actions.append(_ignore(root, (*workspace.local_only(), *plugins.local_paths(workspace))))
     return actions
 
 

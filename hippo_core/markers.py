@@ -12,7 +12,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any, TypeVar
+    from typing import Any, TypeVar, overload
 
     F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,6 +59,16 @@ class HookspecMarker:
 
     def __init__(self, project_name: str) -> None:
         self.project_name = project_name
+
+    if TYPE_CHECKING:
+
+        @overload
+        def __call__(self, function: F) -> F: ...
+
+        @overload
+        def __call__(
+            self, function: None = None, *, firstresult: bool = False, historic: bool = False
+        ) -> Callable[[F], F]: ...
 
     def __call__(
         self,

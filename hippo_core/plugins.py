@@ -105,6 +105,12 @@ class PluginInfo(Record):
         )
 
     @property
+    def first_party(self) -> bool:
+        """hippo's own: a built-in plugin, or one of hippo's distribution (the sleep pack's).
+        Its packs run only through a copy in the workspace, as ``hippo pack add`` makes."""
+        return self.builtin or self.distribution == DISTRIBUTION
+
+    @property
     def origin(self) -> str:
         """The plugin and where it came from, as an error names it."""
         return f"{self.name} ({self.distribution or 'unknown distribution'})"
@@ -211,6 +217,10 @@ class Plugins:
     def _origin(self, plugin_name: str) -> PluginInfo:
         return self.origins.get(plugin_name) or PluginInfo(plugin_name, "", "")
 
+    def collect(self, hook: str, **kwargs: Any) -> list[Any]:
+        """Call every implementation of ``hook``; what each returned, None left out."""
+        return self._collect(hook, **kwargs)
+
     def _collect(self, hook: str, **kwargs: Any) -> list[Any]:
         """Call every implementation of ``hook`` in pluggy's order; None results dropped.
 
@@ -220,15 +230,7 @@ class Plugins:
         results: list[Any] = []
         for impl in self._impls(hook):
             self._calling = impl.plugin_name
-            try:
-                value = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-            except HippoError:
-                raise
-            except Exception as exc:
-                origin = self._origin(impl.plugin_name).origin
-                raise HippoError(
-                    f"plugin {origin} failed in {hook}: {type(exc).__name__}: {exc}"
-                ) from exc
+            value = self._call_one(impl, hook, **kwargs)
             if value is not None:
                 results.append(value)
         return results
@@ -323,6 +325,38 @@ class Plugins:
     def doctor_checks(self, workspace: Workspace) -> list[Finding]:
         lists = self._collect("hippo_doctor_checks", workspace=workspace)
         return [finding for findings in lists for finding in findings]
+
+    def pass_gate(self, workspace: Workspace, pass_: Any, chunk: Any) -> str | None:
+        """Why ``pass_`` does not run over ``chunk``, from the first plugin that says, or
+        None when it runs."""
+        for impl in self._impls("hippo_pass_gate"):
+            self._calling = impl.plugin_name
+            answer = self._call_one(
+                impl, "hippo_pass_gate", workspace=workspace, pass_=pass_, chunk=chunk
+            )
+            if answer is not None:
+                return str(answer)
+        return None
+
+    def _call_one(self, impl: Any, hook: str, **kwargs: Any) -> Any:
+        try:
+            return impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+        except HippoError:
+            raise
+        except Exception as exc:
+            origin = self._origin(impl.plugin_name).origin
+            raise HippoError(
+                f"plugin {origin} failed in {hook}: {type(exc).__name__}: {exc}"
+            ) from exc
+
+    def settings_tables(self) -> dict[str, type]:
+        """The settings tables plugins own, by name; the first registered wins."""
+        return self._registry("hippo_register_settings", named=True)
+
+    def local_paths(self, workspace: Workspace) -> list[str]:
+        """Workspace paths plugins write that are machine state (git-ignored)."""
+        lists = self._collect("hippo_local_paths", workspace=workspace)
+        return [path for paths in lists for path in paths]
 
 
 def _rank(impl: Any) -> int:

@@ -19,11 +19,12 @@ DEFAULT_LOG_NAME = "Session log.md"
 class OpenAISettings(Record):
     """The ``[openai]`` table: an OpenAI-compatible chat completions endpoint."""
 
-    __slots__ = ("url", "model", "api_key_env", "max_tokens")
+    __slots__ = ("url", "model", "api_key_env", "max_tokens", "extra_body")
     url: str
     model: str
     api_key_env: str
     max_tokens: int
+    extra_body: dict[str, Any]
 
     def __init__(
         self,
@@ -31,8 +32,15 @@ class OpenAISettings(Record):
         model: str = "default",
         api_key_env: str = "",
         max_tokens: int = 4000,
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
-        self._set(url=url, model=model, api_key_env=api_key_env, max_tokens=max_tokens)
+        self._set(
+            url=url,
+            model=model,
+            api_key_env=api_key_env,
+            max_tokens=max_tokens,
+            extra_body={} if extra_body is None else extra_body,
+        )
 
 
 class Settings(Record):
@@ -52,6 +60,7 @@ class Settings(Record):
         "openai",
         "themes",
         "registries",
+        "tables",
     )
     notes_dir: str
     entry_note: str
@@ -66,6 +75,9 @@ class Settings(Record):
     openai: OpenAISettings
     themes: tuple[str, ...]
     registries: tuple[str, ...]
+    tables: dict[str, dict[str, Any]]
+    """Tables hippo itself does not know (``[sleep]``), as written: the plugin that owns
+    one (``hippo_register_settings``) validates it when it reads it."""
 
     def __init__(
         self,
@@ -82,6 +94,7 @@ class Settings(Record):
         openai: OpenAISettings | None = None,
         themes: tuple[str, ...] = (),
         registries: tuple[str, ...] = (),
+        tables: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self._set(
             notes_dir=notes_dir,
@@ -97,6 +110,7 @@ class Settings(Record):
             openai=OpenAISettings() if openai is None else openai,
             themes=themes,
             registries=registries,
+            tables={} if tables is None else tables,
         )
 
     @classmethod

@@ -48,6 +48,10 @@ class OpenAIModel(BaseModel):
         "", description="Environment variable holding the API key; empty: send none."
     )
     max_tokens: int = Field(4000, gt=0, description="Most tokens a reply may have.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Keys merged into every request, such as chat_template_kwargs.",
+    )
 
 
 class SettingsModel(BaseModel):
@@ -129,10 +133,15 @@ def parse_toml(raw: bytes, shown_as: str) -> tomlkit.TOMLDocument:
 def validate_settings(raw: bytes, *, shown_as: str) -> LoadedSettings:
     """Validate the bytes of a settings file into :class:`Settings` and its warnings."""
     values = parse_toml(raw, shown_as).unwrap()
-    warnings = tuple(unknown_key_warning(k, shown_as) for k in values if k not in KNOWN_KEYS)
+    # A table hippo does not know belongs to a plugin (hippo_register_settings), which
+    # checks it when it reads it; ``hippo doctor`` names a table that no plugin owns.
+    tables = {k: v for k, v in values.items() if k not in KNOWN_KEYS and isinstance(v, dict)}
+    warnings = tuple(
+        unknown_key_warning(k, shown_as) for k in values if k not in KNOWN_KEYS and k not in tables
+    )
     known = {k: v for k, v in values.items() if k in KNOWN_KEYS}
     model = _validate(known, shown_as)
-    return LoadedSettings(Settings.from_values(model.model_dump()), warnings)
+    return LoadedSettings(Settings.from_values({**model.model_dump(), "tables": tables}), warnings)
 
 
 def _validate(values: dict[str, Any], shown_as: str) -> SettingsModel:

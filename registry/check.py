@@ -119,19 +119,20 @@ def check_shipped(pack: PackModel, entry: VersionModel) -> list[str]:
 
     if not Requirement(entry.source.distribution).specifier.contains(__version__, prereleases=True):
         return []  # an entry for an older hippo: this hippo does not ship it
-    root = shipped_root() / pack.name
-    problems = [f"hippo_packs/{pack.name}/: {p}" for p in compare(root, pack, entry)]
     from hippo_core.plugins import load_plugins
 
     registered = load_plugins().packs().get(pack.name)
-    if registered is None or not registered.plugin.builtin:
-        problems.append(
-            f"hippo's built-in plugin registers no pack named '{pack.name}' "
-            "(hippo_core/builtins/packs.py), so hippo pack add cannot copy it"
-        )
-    elif registered.directory.resolve() != root.resolve():
-        problems.append(f"hippo registers '{pack.name}' from {registered.directory}, not {root}")
-    return problems
+    if registered is None or not registered.plugin.first_party:
+        return [
+            f"no plugin of hippo's own registers a pack named '{pack.name}' "
+            "(hippo_core/builtins/packs.py, or a first-party plugin's hippo_register_packs), "
+            "so hippo pack add cannot copy it"
+        ]
+    root = registered.directory.resolve()
+    if shipped_root() not in root.parents:
+        return [f"hippo registers '{pack.name}' from {registered.directory}, not hippo_packs/"]
+    shown = root.relative_to(shipped_root().parent).as_posix()
+    return [f"{shown}/: {p}" for p in compare(root, pack, entry)]
 
 
 def compare(root: Path, pack: PackModel, entry: VersionModel) -> list[str]:
@@ -170,8 +171,8 @@ def check_first_party(model: IndexModel, where: str) -> list[str]:
     problems = []
     listed = {pack.name for pack in model.pack}
     root = shipped_root()
-    for manifest in sorted(root.glob("*/pack.toml")):
-        name = manifest.parent.name
+    for manifest in sorted([*root.glob("*/pack.toml"), *root.glob("*/pack/pack.toml")]):
+        name = (manifest.parent.parent if manifest.parent.name == "pack" else manifest.parent).name
         if name not in listed:
             problems.append(f"registry {where}: hippo ships the pack '{name}'; list it")
     copy = root / "registry.toml"

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 from hippo_core.cli import main
 from hippo_core.plugins import reset_plugins
+from tests.models.chat_server import chat  # noqa: F401  (a fixture: a scripted chat server)
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +27,8 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("HIPPO_HOME", str(home / "hippo"))
-    monkeypatch.setenv("HIPPO_LOAD_PLUGINS", "")
+    # hippo's own sleep pack is a plugin from an entry point; other installed ones stay out.
+    monkeypatch.setenv("HIPPO_LOAD_PLUGINS", "sleep")
     reset_plugins()
     yield home
     reset_plugins()

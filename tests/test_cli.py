@@ -22,10 +22,13 @@ from hippo_core.cli import hot
 from hippo_core.cli.root import app
 from hippo_core.errors import HippoError
 from hippo_core.plugins import reset_plugins
+from hippo_packs.sleep.plugin import COMMANDS as SLEEP_COMMANDS
 
 from .conftest import HippoRunner, Run, WorkspaceMaker
 
-REGISTERED = {name: help_text for name, _, help_text in COMMANDS}
+#: hippo's own commands, then the sleep pack's (its plugin comes from an entry point).
+BUILTIN = {name: help_text for name, _, help_text in COMMANDS}
+REGISTERED = {**BUILTIN, **{name: help_text for name, _, help_text in SLEEP_COMMANDS}}
 
 
 @pytest.fixture(autouse=True)
@@ -464,7 +467,7 @@ def test_a_plugin_functions_argument_is_an_upper_case_name_in_its_usage(site: Pa
 
 def test_a_plugin_cannot_take_a_name_hippo_has(site: Path, tmp_path: Path):
     listed = listed_commands(run_hippo(["--help"], tmp_path, site).stdout)
-    assert list(listed)[: len(REGISTERED)] == list(REGISTERED)  # hippo's own first
+    assert list(listed)[: len(BUILTIN)] == list(BUILTIN)  # hippo's own first
     assert listed["dream"] == REGISTERED["dream"]
     shown = run_hippo(["dream", "--help"], tmp_path, site)
     assert shown.returncode == 0, shown.stderr
@@ -518,11 +521,11 @@ def test_hippo_plugins_shows_the_commands_each_plugin_adds(site: Path, tmp_path:
         assert lines[module] == (
             f"{module}  {PLUGINS[module][0]} 1.2.0  hippo_register_commands; commands: {added}"
         )
-    assert lines["hippo_core.builtins.commands"].endswith(f"commands: {', '.join(REGISTERED)}")
+    assert lines["hippo_core.builtins.commands"].endswith(f"commands: {', '.join(BUILTIN)}")
 
     listed = run_hippo(["plugins", "--json"], tmp_path, site)
     infos = {info["name"]: info for info in json.loads(listed.stdout)}
-    assert infos["hippo_core.builtins.commands"]["commands"] == list(REGISTERED)
+    assert infos["hippo_core.builtins.commands"]["commands"] == list(BUILTIN)
     assert infos["hippo_core.builtins.commands"]["commands"][0] == "init"
     assert infos["hippo_hello"]["commands"] == ["hello"]
     assert infos["hippo_greet"]["commands"] == ["greet"]

@@ -116,7 +116,7 @@ def test_the_queue_reviewer_waits_for_hippo_review(scene: Scene):
     assert receipt["reviewer"]["name"] == "queue" and receipt["verdict_notes"] == "checked"
     again = scene.hippo("review", proposal.stem, "--reject", cwd=scene.root)
     assert again.code == 1 and "has a receipt already" in again.err
-    assert scene.hippo("review", cwd=scene.root).err == "no proposal is waiting for a verdict\n"
+    assert scene.hippo("review", cwd=scene.root).err == "nothing is waiting for a verdict\n"
 
 
 def test_a_second_dream_in_the_same_workspace_is_refused(scene: Scene):

@@ -167,7 +167,8 @@ def test_entry_points_are_cached_until_a_distribution_comes(only_site: Path):
 
 def test_a_folder_changed_just_now_is_not_cached(site: Path):
     make_distribution(site, "hippo_fresh", PART.format(options="", name="fresh"), age=False)
-    assert [p.name for p in entry_points("hippo")] == ["hippo_fresh"]
+    found = entry_points("hippo")
+    assert [p.name for p in found if p.distribution != "hippo-memory"] == ["hippo_fresh"]
     assert not Path(cache_path()).exists()
 
 

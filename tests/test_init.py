@@ -25,6 +25,13 @@ LOCAL_ONLY = [
     "/.hippo/cache/",
     "/.hippo/.pack-*/",
     "/notes/Session log.md",
+    # the sleep pack's machine state (its plugin's hippo_local_paths)
+    "/.hippo/sleep/fragments/",
+    "/.hippo/sleep/pruned/",
+    "/.hippo/sleep/intents.json",
+    "/.hippo/sleep/state.json",
+    "/.hippo/sleep/events.jsonl",
+    "/.hippo/sleep/sleep.lock",
 ]
 
 
@@ -32,7 +39,7 @@ def files(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".hippo/cache" not in p.as_posix()
+        if p.is_file() and ".hippo/cache" not in p.as_posix() and "home/hippo/" not in p.as_posix()
     }
 
 

@@ -312,7 +312,8 @@ def test_check_refuses_a_placeholder_the_pass_does_not_read(
     refused(
         check(hippo, work, DIST),
         f"{PACK}/prompts/{NAME}.md:{line}: placeholder {{{{turn}}}} is not a reader here; "
-        "the readers are: human_confirmed, notes, sessions, turns - did you mean {{turns}}?",
+        "the readers are: brief, cores, critiques, fragments, human_confirmed, notes, sessions, "
+        "turns - did you mean {{turns}}?",
     )
 
 

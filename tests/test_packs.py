@@ -30,7 +30,7 @@ PASS = {
 CHECK = ".hippo/packs/extra/passes/check.toml"
 PROMPT = ".hippo/packs/extra/prompts/p.md"
 NO_LINKS = "is a symbolic link; hippo does not follow links in packs"
-READERS = "human_confirmed, notes, sessions, turns"
+READERS = "brief, cores, critiques, fragments, human_confirmed, notes, sessions, turns"
 
 
 def pass_file(**changes: Any) -> str:
@@ -165,8 +165,8 @@ def test_defaults_and_a_path_that_stays_inside_the_pack(root: Path):
             "'input_budget_bytes' must be a whole number above 0, found true",
         ),
         (
-            {"reads": ["fragments"]},
-            f"reads: 'fragments' is not a reader here; the readers are: {READERS}",
+            {"reads": ["fragment"]},
+            f"reads: 'fragment' is not a reader here; the readers are: {READERS}",
         ),
         ({"reads": ["notes", "notes"]}, "reads: 'notes' is listed twice"),
         (

@@ -33,12 +33,16 @@ def test_every_hookspec_is_documented():
         "hippo_doctor_checks",
         "hippo_event",
         "hippo_lint_note",
+        "hippo_local_paths",
+        "hippo_pass_gate",
         "hippo_register_backends",
         "hippo_register_commands",
         "hippo_register_kinds",
         "hippo_register_packs",
         "hippo_register_readers",
+        "hippo_register_review_queues",
         "hippo_register_reviewers",
+        "hippo_register_settings",
         "hippo_register_sources",
         "hippo_register_validators",
     ]
@@ -50,9 +54,13 @@ def test_every_hookspec_is_documented():
 def test_builtins_are_plugins_implementing_every_hook(hippo: HippoRunner, tmp_path: Path):
     run = hippo("plugins", "--json", cwd=tmp_path)
     infos = json.loads(run.out)
-    assert [i["name"] for i in infos] == list(DEFAULT_PLUGINS)
-    assert all(i["builtin"] and i["distribution"] == "hippo-memory" for i in infos)
+    # hippo's own: the built-in plugins, then the sleep pack's, from its entry point.
+    assert [i["name"] for i in infos] == [*DEFAULT_PLUGINS, "sleep"]
+    assert all(i["distribution"] == "hippo-memory" for i in infos)
+    assert [i["builtin"] for i in infos] == [True] * len(DEFAULT_PLUGINS) + [False]
     assert sorted({h for i in infos for h in i["hooks"]}) == HOOKS
+    sleep = infos.pop()
+    assert sleep["commands"] == ["remember", "brief", "forget", "nudge", "sleep"]
     commands = next(i for i in infos if i["name"] == "hippo_core.builtins.commands")
     assert commands["hooks"] == ["hippo_register_commands"]
     assert commands["commands"][:3] == ["init", "context", "doctor"]

@@ -230,7 +230,7 @@ def test_the_first_party_index_lists_core_decisions_and_core_strict():
     from hippo_core.packs.registries import first_party, load_index
 
     index = load_index(first_party())
-    assert sorted(index.packs) == ["core", "core-strict", "decisions"]
+    assert sorted(index.packs) == ["core", "core-strict", "decisions", "sleep"]
     core = index.packs["core"].releases[0]
     assert (core.version, core.passes, core.distribution) == (
         "0.1.0",
@@ -251,7 +251,7 @@ def run_checker(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str
 def test_the_checker_passes_on_the_first_party_registry():
     result = run_checker()
     assert result.returncode == 0, result.stdout + result.stderr
-    assert result.stdout.startswith("ok: registry/index.toml: 3 packs")
+    assert result.stdout.startswith("ok: registry/index.toml: 4 packs")
 
 
 def test_the_checker_passes_on_an_index_with_good_archives(tmp_path: Path):
@@ -495,7 +495,7 @@ def test_search_fetches_once_then_reads_the_cache_offline(
     again = hippo("pack", "search", "--json", cwd=root)
     assert again.code == 0 and again.err == ""
     hits = {hit["name"]: hit for hit in json.loads(again.out)}
-    assert sorted(hits) == ["core", "core-strict", "decisions", "notes-check"]
+    assert sorted(hits) == ["core", "core-strict", "decisions", "notes-check", "sleep"]
     assert hits["notes-check"] == {
         "name": "notes-check",
         "version": "0.2.0",
@@ -522,12 +522,14 @@ def test_search_shows_what_is_installed_here(make_workspace: WorkspaceMaker, hip
     assert result.code == 0
     rows = [line.split() for line in result.out.splitlines()]
     assert rows[0][:5] == ["core", "0.1.0", "hippo", "installed", "0.1.0"]
-    assert [row[0] for row in rows] == ["core", "core-strict"]  # name or summary or tag
+    # name or summary or tag: sleep's summary speaks of cores
+    assert [row[0] for row in rows] == ["core", "core-strict", "sleep"]
     hits = json.loads(hippo("pack", "search", "--json", cwd=root).out)
     assert {h["name"]: h["installed"] for h in hits} == {
         "core": "0.1.0",
         "core-strict": None,
         "decisions": None,
+        "sleep": None,
     }
 
 
@@ -592,7 +594,8 @@ def test_a_path_registry_is_read_each_time(
     assert "one" in hippo("pack", "search", "one", cwd=root).out
     write_index(index, [pack_entry("two", [version("1.0", distribution="hippo-two")])])
     result = hippo("pack", "search", "o", cwd=root)
-    assert "two" in result.out and "one " not in result.out
+    names = [line.split()[0] for line in result.out.splitlines()]
+    assert "two" in names and "one" not in names
     assert not (tmp_path / "home" / "hippo" / "registries").exists()
 
 

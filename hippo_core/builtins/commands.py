@@ -43,7 +43,7 @@ COMMANDS = (
     (
         "review",
         "review:review",
-        "List proposals waiting for a verdict, show one, or give its verdict.",
+        "List proposals and drafts waiting for a verdict, show one, or decide it.",
     ),
     ("config", "config:app", "Read and change workspace settings."),
     ("notes", "notes:app", "Work with the notes."),

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.findings import Finding
     from hippo_core.notes.lint import lint_notes
+    from hippo_core.plugin_settings import unknown_tables
     from hippo_core.plugins import load_plugins
 
     settings = workspace.relative(workspace.settings_path)
@@ -32,10 +33,13 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
         for p in plugins.broken
     )
     findings.extend(_command_clashes(plugins))
+    findings.extend(
+        Finding("warning", "settings", line) for line in unknown_tables(workspace, plugins)
+    )
     findings.extend(_notes_exist(workspace, settings))
     findings.extend(lint_notes(workspace))
     findings.extend(_budgets(workspace))
-    findings.extend(_git_tracked(workspace))
+    findings.extend(_git_tracked(workspace, plugins.local_paths(workspace)))
     return findings
 
 
@@ -100,7 +104,7 @@ def _budgets(workspace: Workspace) -> list[Finding]:
     return findings
 
 
-def _git_tracked(workspace: Workspace) -> list[Finding]:
+def _git_tracked(workspace: Workspace, more: list[str]) -> list[Finding]:
     import shutil
     import subprocess
 
@@ -113,7 +117,7 @@ def _git_tracked(workspace: Workspace) -> list[Finding]:
         ]
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # a read must not take git's index lock
     result = subprocess.run(
-        [git, "ls-files", "-z", "--", *workspace.local_only()],
+        [git, "ls-files", "-z", "--", *workspace.local_only(), *more],
         cwd=workspace.root,
         capture_output=True,
         env=env,

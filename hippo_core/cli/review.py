@@ -1,55 +1,170 @@
-"""``hippo review``: proposals waiting for a person's verdict."""
+"""``hippo review``: what waits for a verdict, proposals and the queues plugins add alike.
+
+A single proposal takes ``--confirm`` or ``--reject``. An item of a queue (the sleep pack's
+drafts) is decided part by part: ``--approve OP``, ``--deny OP=CRITIQUE``, or the whole list
+as JSON with ``--decisions FILE`` (``-`` reads standard input).
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from hippo_core.cli.common import JSON_OPTION, workspace
+from hippo_core.cli.common import JSON_OPTION, print_json, workspace
 from hippo_core.errors import UsageError
+
+if TYPE_CHECKING:
+    from hippo_core.plugins import Plugins
+    from hippo_core.workspace import Workspace
 
 
 def review(
-    proposal: str | None = typer.Argument(
-        None, metavar="[PROPOSAL]", help="A pending proposal's id; none lists them."
+    item: str | None = typer.Argument(
+        None, metavar="[ID]", help="A proposal's or a draft's id; none lists what waits."
     ),
-    confirm: bool = typer.Option(False, "--confirm", help="Confirm it: apply the change."),
-    reject: bool = typer.Option(False, "--reject", help="Reject it: the note stays as it is."),
-    notes: str = typer.Option("", "--notes", metavar="TEXT", help="Why, for the receipt."),
+    confirm: bool = typer.Option(False, "--confirm", help="Confirm a proposal: apply it."),
+    reject: bool = typer.Option(False, "--reject", help="Reject a proposal: nothing changes."),
+    notes: str = typer.Option("", "--notes", "--note", metavar="TEXT", help="Why, for the record."),
+    approve: list[int] = typer.Option(
+        [], "--approve", metavar="OP", help="Approve operation OP of a draft (repeatable)."
+    ),
+    deny: list[str] = typer.Option(
+        [],
+        "--deny",
+        metavar="OP=CRITIQUE",
+        help="Deny operation OP of a draft, saying what to change (repeatable).",
+    ),
+    decisions: str | None = typer.Option(
+        None,
+        "--decisions",
+        metavar="FILE",
+        help='A JSON list of decisions, [{"op": 0, "verdict": "approve"}, ...]; - reads stdin.',
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """List proposals waiting for a verdict, show one, or give its verdict."""
-    from hippo_core.dream import queue
+    """List proposals and drafts waiting for a verdict, show one, or decide it."""
+    from hippo_core.plugins import load_plugins
+    from hippo_core.review_queues import queues
 
     found = workspace()
+    plugins = load_plugins()
     if confirm and reject:
         raise UsageError("give --confirm or --reject, not both")
-    if proposal is None:
-        if confirm or reject:
-            raise UsageError("name the proposal to decide: hippo review PROPOSAL --confirm")
-        waiting = queue.pending(found)
-        if as_json:
-            typer.echo(json.dumps(waiting, indent=2, ensure_ascii=False))
-            return
-        for record in waiting:
-            typer.echo(f"{record['id']}  {record.get('pass')}  {record['kind']}  {record['note']}")
-        if not waiting:
-            typer.echo("no proposal is waiting for a verdict", err=True)
+    per_part = bool(approve or deny or decisions is not None)
+    if item is None:
+        if confirm or reject or per_part:
+            raise UsageError("name what to decide: hippo review ID --confirm (or --approve OP)")
+        _list(found, plugins, as_json)
         return
+    queue = next((q for q in queues(plugins) if q.owns(found, item)), None)
+    if queue is not None:
+        if confirm or reject:
+            raise UsageError(
+                f"{item} is a {queue.name}: decide each operation with --approve OP or "
+                "--deny OP=CRITIQUE"
+            )
+        given = _decisions(approve, deny, decisions)
+        if given is None:
+            view = queue.show(found, item)
+            print_json(view) if as_json else typer.echo(queue.render(view), nl=False)
+            return
+        result = queue.decide(found, plugins, item, given, notes)
+        if as_json:
+            print_json(result)
+        else:
+            for line in result.get("lines", []):
+                typer.echo(line)
+        return
+    if per_part:
+        raise UsageError(f"{item} is a proposal: give --confirm or --reject")
+    _proposal(found, plugins, item, confirm, reject, notes, as_json)
+
+
+def _list(found: Workspace, plugins: Plugins, as_json: bool) -> None:
+    from hippo_core.dream import queue as proposals
+    from hippo_core.review_queues import queues
+
+    waiting = proposals.pending(found)
+    others = [(q, q.pending(found)) for q in queues(plugins)]
+    if as_json:
+        rows: list[dict[str, Any]] = [{"type": "proposal", **r} for r in waiting]
+        rows += [{"type": q.name, **r} for q, items in others for r in items]
+        print_json(rows)
+        return
+    for record in waiting:
+        typer.echo(f"{record['id']}  {record.get('pass')}  {record['kind']}  {record['note']}")
+    for q, items in others:
+        for row in items:
+            typer.echo(f"{row['id']}  {q.name}  {row['summary']}")
+    if not waiting and not any(items for _q, items in others):
+        typer.echo("nothing is waiting for a verdict", err=True)
+
+
+def _decisions(
+    approve: list[int], deny: list[str], path: str | None
+) -> list[dict[str, Any]] | None:
+    """The decisions the options give, in one list; None when none were given."""
+    if path is not None:
+        if approve or deny:
+            raise UsageError("give --decisions, or --approve and --deny, not both")
+        return _read_decisions(path)
+    if not (approve or deny):
+        return None
+    given: list[dict[str, Any]] = [{"op": op, "verdict": "approve"} for op in approve]
+    for text in deny:
+        op, sep, critique = text.partition("=")
+        if not sep or not op.strip().isdigit():
+            raise UsageError(
+                f"--deny {text!r}: give the operation and the critique, as --deny 1='why'"
+            )
+        given.append({"op": int(op), "verdict": "deny", "critique": critique})
+    return given
+
+
+def _read_decisions(path: str) -> list[dict[str, Any]]:
+    from pathlib import Path
+
+    shown = "standard input" if path == "-" else path
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--decisions {shown}: cannot be read ({exc})") from None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"--decisions {shown}: not JSON ({exc})") from None
+    if isinstance(value, dict) and "decisions" in value:
+        value = value["decisions"]
+    if not isinstance(value, list) or not all(isinstance(d, dict) for d in value):
+        raise UsageError(
+            f"--decisions {shown}: 'decisions' must be a non-empty list of "
+            "{op, verdict, critique?}"
+        )
+    return value
+
+
+def _proposal(
+    found: Workspace,
+    plugins: Plugins,
+    proposal: str,
+    confirm: bool,
+    reject: bool,
+    notes: str,
+    as_json: bool,
+) -> None:
+    from hippo_core.dream import queue
+
     if not (confirm or reject):
         record = queue.load(found, proposal)
         if as_json:
-            typer.echo(json.dumps(record, indent=2, ensure_ascii=False))
+            print_json(record)
             return
         _show(record)
         return
-    from hippo_core.plugins import load_plugins
-
-    settled = queue.decide(
-        found, load_plugins(), proposal, "confirm" if confirm else "reject", notes
-    )
+    settled = queue.decide(found, plugins, proposal, "confirm" if confirm else "reject", notes)
     typer.echo(
         f"{settled.state}: {settled.proposal.note}; receipt {found.relative(settled.receipt)}"
     )

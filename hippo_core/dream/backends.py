@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
 from hippo_core.errors import HippoError
@@ -287,6 +287,8 @@ class OpenAIBackend:
     timeout: float
     api_key: str | None = field(default=None, repr=False)
     name: str = "openai"
+    extra_body: dict[str, Any] = field(default_factory=dict)
+    """Merged into every request (``chat_template_kwargs`` and the like)."""
 
     @classmethod
     def from_workspace(cls, workspace: Workspace) -> OpenAIBackend:
@@ -302,7 +304,14 @@ class OpenAIBackend:
                     ".hippo/settings.toml"
                 )
         url = table.url.rstrip("/") + "/chat/completions"
-        return cls(url, table.model, table.max_tokens, settings.model_timeout_seconds, key)
+        return cls(
+            url,
+            table.model,
+            table.max_tokens,
+            settings.model_timeout_seconds,
+            key,
+            extra_body=dict(table.extra_body),
+        )
 
     def complete(self, prompt: str, *, system: str | None = None) -> Reply:
         import json
@@ -316,6 +325,7 @@ class OpenAIBackend:
                 "messages": messages,
                 "max_tokens": self.max_tokens,
                 "temperature": 0,
+                **self.extra_body,
             }
         ).encode("utf-8")
         headers = {"Content-Type": "application/json"}
@@ -327,9 +337,10 @@ class OpenAIBackend:
         if raw is None:
             call = Call("openai", len(body), size, time.monotonic() - started)
             return Reply(text="", call=call, too_large=True)
-        content = self._content(raw)
+        content, finish = self._content(raw)
         seconds = time.monotonic() - started
-        return Reply(content, Call("openai", len(body), len(content.encode("utf-8")), seconds))
+        call = Call("openai", len(body), len(content.encode("utf-8")), seconds)
+        return Reply(content, call, cut_off=finish == "length")
 
     def _send(
         self, request: urllib.request.Request, *, deadline: float
@@ -353,7 +364,8 @@ class OpenAIBackend:
         except (OSError, http.client.HTTPException) as exc:
             raise self._unreachable(self._reason(exc)) from None
 
-    def _content(self, raw: bytes) -> str:
+    def _content(self, raw: bytes) -> tuple[str, str]:
+        """The answer's text and its ``finish_reason`` ("length": cut off at max_tokens)."""
         import json
 
         try:
@@ -363,15 +375,17 @@ class OpenAIBackend:
                 f"answered with something that is not JSON: {_snippet(raw)}"
             ) from None
         try:
-            content = data["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError):
-            content = None
+            choice = data["choices"][0]
+            content = choice["message"]["content"]
+            finish = choice.get("finish_reason")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            content, finish = None, None
         if not isinstance(content, str):
             raise self._unreachable(
                 "the answer is not in the chat completions shape (no string at "
                 f"choices[0].message.content): {_snippet(raw)}"
             )
-        return content
+        return content, finish if isinstance(finish, str) else ""
 
     def _reason(self, reason: object) -> str:
         if isinstance(reason, ConnectionRefusedError):

@@ -181,6 +181,8 @@ class Reply:
     text: str
     call: Call
     too_large: bool = False
+    cut_off: bool = False
+    """The model stopped at its token cap (``finish_reason: length``): the text is partial."""
 
 
 class ModelBackend(Protocol):

@@ -237,6 +237,10 @@ def _chunk(
     for pass_ in passes:
         if not sessions:
             continue
+        why = plugins.pass_gate(workspace, pass_, chunk)
+        if why:
+            report.add("Window", f"chunk {chunk.label()}: {pass_.key} not run: {why}")
+            continue
         runner = UnitRunner(workspace, plugins, pass_, chunk, sessions, index, backend, report)
         for note in _dreamable(workspace) if pass_.per_note else [None]:
             runner.run(note)

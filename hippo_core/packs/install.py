@@ -123,7 +123,7 @@ def _refuse_other_source(workspace: Workspace, plugins: Plugins, release: Releas
             f"{wanted}; remove or rename that folder first"
         )
     source = plugins.packs().get(name)
-    if source is None or source.plugin.builtin:
+    if source is None or source.plugin.first_party:
         return
     dist = source.plugin.distribution
     if release.distribution and not release.shipped and _same_distribution(release, dist):
@@ -261,7 +261,7 @@ def _shipped(plugins: Plugins, release: Release) -> tuple[Path, str]:
             f"{__version__}; upgrade hippo (pip install -U hippo-memory)"
         )
     source = plugins.packs().get(release.name)
-    if source is None or not source.plugin.builtin:
+    if source is None or not source.plugin.first_party:
         raise HippoError(
             f"registry {release.registry.label} says {release.name} ships inside hippo, but "
             f"hippo {__version__} has no pack named '{release.name}'; upgrade hippo"
@@ -288,7 +288,7 @@ def _add_distribution(workspace: Workspace, release: Release, locked: dict[str, 
         run_pip(["install", release.distribution])
     plugins = reloaded_plugins()
     source = plugins.packs().get(release.name)
-    if source is None or source.plugin.builtin:
+    if source is None or source.plugin.first_party:
         chosen = os.environ.get("HIPPO_LOAD_PLUGINS")
         hint = (
             f" (HIPPO_LOAD_PLUGINS={chosen!r} chooses which plugins load)"

@@ -169,7 +169,7 @@ def _folders(workspace: Workspace, plugins: Plugins) -> Iterator[tuple[str, Path
             if entry.is_dir():
                 yield entry.name, entry, "workspace"
     for source in plugins.all_packs():
-        if not source.plugin.builtin:
+        if not source.plugin.first_party:
             yield source.name, *_distribution_folder(source)
 
 

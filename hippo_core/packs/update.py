@@ -113,7 +113,7 @@ def _plan(
         return _Plan(entry, pip=True)
     if entry.origin == "builtin":
         source = plugins.packs().get(entry.name)
-        if source is None or not source.plugin.builtin:
+        if source is None or not source.plugin.first_party:
             say(f"warning: hippo {__version__} no longer ships {entry.name}; it was left as it is")
             return _Plan(entry, f"{now} left as it is")
         if _shipped_digests(source.directory) == entry.files:
@@ -224,7 +224,7 @@ def _pip_update(workspace: Workspace, entry: Locked) -> str:
         return f"{before} runs from {entry.source}; no requirement recorded to update it with"
     run_pip(["install", "-U", entry.requirement])
     source = reloaded_plugins().packs().get(entry.name)
-    if source is None or source.plugin.builtin:
+    if source is None or source.plugin.first_party:
         raise HippoError(
             f"after pip install -U {entry.requirement}, no plugin registers a pack named "
             f"'{entry.name}'"

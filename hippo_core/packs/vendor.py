@@ -55,7 +55,7 @@ def _copy(workspace: Workspace, plugins: Plugins, source: PackSource) -> Locked:
     entry = Locked(
         name=source.name,
         version=pack.manifest.version if pack.manifest else "",
-        origin="builtin" if source.plugin.builtin else "vendored",
+        origin="builtin" if source.plugin.first_party else "vendored",
         source=f"{source.plugin.distribution} {source.plugin.version}".strip(),
     ).with_files(target)
     update_lock(workspace, entry)

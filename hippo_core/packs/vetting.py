@@ -134,7 +134,7 @@ def _pack_roots(workspace: Workspace, plugins: Plugins) -> Iterator[tuple[str, P
                 names.add(entry.name)
                 yield entry.name, entry
     for name, source in plugins.packs().items():
-        if not source.plugin.builtin and name not in names:
+        if not source.plugin.first_party and name not in names:
             yield name, source.directory
 
 

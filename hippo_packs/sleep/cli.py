@@ -1,0 +1,363 @@
+"""The sleep pack's commands: ``remember``, ``brief``, ``forget``, ``nudge`` and ``sleep``.
+
+They are registered through ``hippo_register_commands`` like any plugin's and imported only
+when one of them runs. Each is thin: it reads its arguments, calls the cycle, prints.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from hippo_core.cli.common import JSON_OPTION, group, print_json, workspace
+from hippo_core.errors import UsageError
+
+if TYPE_CHECKING:
+    from hippo_packs.sleep.cycle import Cycle
+
+
+def _cycle() -> Cycle:
+    from hippo_core.plugins import load_plugins
+    from hippo_packs.sleep.cycle import Cycle
+
+    cycle = Cycle.open(workspace(), load_plugins())
+    for line in cycle.warnings:
+        typer.echo(line, err=True)
+    return cycle
+
+
+# -- remember -----------------------------------------------------------------------------
+
+
+def remember(
+    text: list[str] = typer.Argument(
+        ..., metavar="TEXT", help="What to keep, in your words; `list` lists the fragments."
+    ),
+    topic: str = typer.Option("", "--topic", metavar="T", help="Its topic (tags: a, b)."),
+    verbatim: bool = typer.Option(
+        False, "--verbatim", help="Keep it word for word: it becomes a core as written."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Keep a short-term fragment for the next sleep, or list them.
+
+    `hippo remember list` lists the fragments waiting, newest first.
+    """
+    from hippo_packs.sleep import drafting, store
+
+    cycle = _cycle()
+    if text == ["list"]:
+        if topic or verbatim:
+            raise UsageError("`hippo remember list` takes only --json")
+        held = drafting.held_fragments(cycle)
+        found = [
+            {**f, "held_by_draft": held.get(f["id"])} for f in store.fragments(cycle.workspace)
+        ]
+        if as_json:
+            print_json(list(reversed(found)))
+            return
+        for fragment in reversed(found):
+            tag = f" [{fragment['topic']}]" if fragment.get("topic") else ""
+            held_by = (
+                f" (in draft {fragment['held_by_draft']})" if fragment["held_by_draft"] else ""
+            )
+            mark = " (verbatim)" if fragment.get("verbatim") else ""
+            typer.echo(f"{fragment['id']}{tag}{mark}{held_by}  {fragment['content']}")
+        if not found:
+            typer.echo("no fragment is waiting for a sleep", err=True)
+        return
+    with cycle.lock(what="remember"):
+        record = store.add_fragment(cycle.workspace, " ".join(text), topic=topic, verbatim=verbatim)
+    if as_json:
+        print_json({"ok": True, "id": record["id"], "tier": "short", "fragment": record})
+        return
+    typer.echo(f"remembered {record['id']}")
+
+
+# -- brief --------------------------------------------------------------------------------
+
+
+def brief(
+    summary: str = typer.Option(..., "--summary", metavar="TEXT", help="What mattered."),
+    promote: list[str] = typer.Option(
+        [], "--promote", metavar="H", help="A topic worth keeping even from one fragment."
+    ),
+    noise: list[str] = typer.Option(
+        [], "--noise", metavar="H", help="A topic that should never become a core."
+    ),
+    completed: list[str] = typer.Option(
+        [], "--completed-intent", metavar="I", help="An open loop that is done now."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Write the brief that steers the next sleep: what mattered, and hints."""
+    from hippo_packs.sleep import store
+
+    cycle = _cycle()
+    with cycle.lock(what="the brief"):
+        record = store.add_brief(
+            cycle.workspace, summary, promote=promote, noise=noise, completed=completed
+        )
+        for parked in store.briefs(cycle.workspace):
+            if parked.get("parked") and not parked.get("consumed_at"):
+                store.consume_brief(cycle.workspace, parked["id"], f"superseded-by-{record['id']}")
+        store.drop_intent(cycle.workspace, "hippocampus, brief")
+    if as_json:
+        print_json({"ok": True, "id": record["id"], "brief": record})
+        return
+    typer.echo(f"brief {record['id']} is open: the next tick sleeps on it (`hippo nudge` now)")
+
+
+# -- forget -------------------------------------------------------------------------------
+
+
+def forget(
+    core: str = typer.Argument(..., metavar="CORE", help="A core's id or its note's path."),
+    reason: str = typer.Option("", "--reason", metavar="R", help="Why it must go (required)."),
+    now: bool = typer.Option(False, "--now", help="Purge it at once instead of at the next tick."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Flag a core to be purged at the next tick (or now), with a reason.
+
+    The purge leaves a tombstone: the id, the reason, the time and what went with it.
+    """
+    from hippo_packs.sleep import purge
+
+    cycle = _cycle()
+    with cycle.lock(what="forget"):
+        if now:
+            stone = purge.purge_now(cycle, core, reason)
+            result: dict[str, Any] = {"ok": True, "tombstone": stone}
+            line = f"purged {stone['id']}; tombstone .hippo/sleep/tombstones/{stone['id']}.json"
+        else:
+            flagged = purge.flag(cycle, core, reason)
+            result = {"ok": True, "flagged": flagged["core"], "reason": flagged["reason"]}
+            line = f"flagged {flagged['core']}: it is purged at the next tick (`hippo sleep tick`)"
+    print_json(result) if as_json else typer.echo(line)
+
+
+# -- nudge --------------------------------------------------------------------------------
+
+
+def nudge(as_json: bool = JSON_OPTION) -> None:
+    """Run one tick of the sleep cycle now: your turn is done.
+
+    It redrafts what was denied whatever the clock says, once.
+    """
+    from hippo_packs.sleep import store, tick
+
+    cycle = _cycle()
+    cycle.emit("nudged")
+    state = store.state(cycle.workspace)
+    state["nudged"] = True
+    store.save_state(cycle.workspace, state)
+    done = tick.run_tick(cycle)
+    if as_json:
+        print_json({"ok": True, "woke": True, "message": "ran one tick", **done})
+        return
+    _print_tick(done)
+
+
+# -- sleep --------------------------------------------------------------------------------
+
+app = group("Run the sleep cycle: ticks, sleeps, tends, and what they did.")
+
+
+@app.command("tick")
+def tick_command(as_json: bool = JSON_OPTION) -> None:
+    """Run one tick: tend (close what landed, redraft what was denied), then check."""
+    from hippo_packs.sleep import tick
+
+    done = tick.run_tick(_cycle())
+    print_json(done) if as_json else _print_tick(done)
+
+
+@app.command("now")
+def now_command(
+    without_brief: bool = typer.Option(
+        False, "--without-brief", help="Draft unsteered now instead of asking for a brief."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Sleep now on the open brief; with none, ask for one first (or --without-brief)."""
+    from hippo_packs.sleep import store, tick
+
+    cycle = _cycle()
+    with cycle.lock(what="the sleep"):
+        state = store.state(cycle.workspace)
+        chain = tick.open_chain(cycle)
+        brief = store.open_brief(cycle.workspace)
+        if chain is not None:
+            result: dict[str, Any] = {
+                "ok": False,
+                "error": f"chain {chain['cluster_id']} is open (draft {chain['id']}): one chain "
+                "at a time; review it with `hippo review`",
+            }
+        elif brief is None and not without_brief and cycle.settings.brief_request:
+            tick.ask_for_brief(cycle, state)
+            result = {"ok": True, "asked_for_brief": True}
+        else:
+            result = {
+                "ok": True,
+                "asked_for_brief": False,
+                "sleep": tick.sleep_on(cycle, state, brief),
+            }
+        store.save_state(cycle.workspace, state)
+    if as_json:
+        print_json(result)
+    elif not result["ok"]:
+        typer.echo(result["error"], err=True)
+    elif result["asked_for_brief"]:
+        typer.echo(
+            "asked for a brief: write one with `hippo brief --summary TEXT`, then "
+            "`hippo nudge` (or `hippo sleep now --without-brief`)"
+        )
+    else:
+        typer.echo(_sleep_line(result["sleep"]))
+    if not result["ok"]:
+        raise typer.Exit(1)
+
+
+@app.command("tend")
+def tend_command(as_json: bool = JSON_OPTION) -> None:
+    """Redraft what was denied now, and close the chains that are done."""
+    from hippo_packs.sleep import store, tick
+
+    cycle = _cycle()
+    with cycle.lock(what="the tend"):
+        state = store.state(cycle.workspace)
+        done = tick.tend(cycle, state, force=True)
+        store.save_state(cycle.workspace, state)
+    print_json(done) if as_json else _print_tend(done)
+
+
+@app.command("status")
+def status_command(as_json: bool = JSON_OPTION) -> None:
+    """Say what the cycle is doing: bedtime, the brief, the open chain, the last sleep."""
+    from hippo_packs.sleep.status import status
+
+    found = status(_cycle())
+    print_json(found) if as_json else typer.echo(found["say"])
+
+
+@app.command("events")
+def events_command(
+    limit: int = typer.Option(50, "--limit", min=1, help="How many, newest first."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """List the cycle's events, newest first."""
+    from hippo_packs.sleep import store
+
+    found = list(reversed(store.events(_cycle().workspace)))[:limit]
+    if as_json:
+        print_json(found)
+        return
+    for event in found:
+        rest = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("event", "at"))
+        typer.echo(f"{event.get('at')}  {event.get('event')}  {rest}".rstrip())
+
+
+@app.command("history")
+def history_command(as_json: bool = JSON_OPTION) -> None:
+    """List the sleeps that ran, newest first, with what each did."""
+    from hippo_packs.sleep.status import history
+
+    found = history(_cycle())
+    if as_json:
+        print_json(found)
+        return
+    for record in found:
+        typer.echo(_sleep_line(record))
+
+
+@app.command("audit")
+def audit_command(
+    limit: int = typer.Option(20, "--limit", min=1, help="How many chains, newest first."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Every chain's outcome and each drafting model's rates."""
+    from hippo_packs.sleep.status import audit
+
+    found = audit(_cycle(), limit)
+    if as_json:
+        print_json(found)
+        return
+    for chain in found["chains"]:
+        typer.echo(
+            f"{chain['cluster_id']}  {chain['outcome']}  landed {chain['landed']}, "
+            f"{len(chain['attempts'])} attempt(s)"
+        )
+    for row in found["models"]:
+        typer.echo(
+            f"model {row['model']}: first pass {row['first_pass_rate']}, mean attempts "
+            f"{row['mean_attempts']}, repeat rate {row['repeat_rate']}"
+        )
+
+
+@app.command("cores")
+def cores_command(as_json: bool = JSON_OPTION) -> None:
+    """List the long-term cores, with their evidence."""
+    from hippo_packs.sleep.cores import all_cores
+
+    cycle = _cycle()
+    found = all_cores(cycle.workspace, cycle.cores_dir)
+    if as_json:
+        print_json(
+            [
+                {
+                    "id": c.id,
+                    "path": c.path,
+                    "topic": c.topic,
+                    "evidence_count": c.evidence_count,
+                    "superseded_by": c.superseded_by or None,
+                    "text": c.text,
+                    "satellites": c.satellites,
+                }
+                for c in found
+            ]
+        )
+        return
+    for core in found:
+        gone = f" (superseded by {core.superseded_by})" if core.superseded_by else ""
+        typer.echo(f"{core.id}  evidence {core.evidence_count}{gone}  {core.title}")
+    if not found:
+        typer.echo("no core yet", err=True)
+
+
+def _sleep_line(record: dict[str, Any]) -> str:
+    line = f"{record.get('at')}  {record.get('outcome')}"
+    if record.get("draft"):
+        line += f": draft {record['draft']} with {record.get('operations')} operation(s); "
+        line += f"review it with `hippo review {record['draft']}`"
+    if record.get("error"):
+        line += f": {record['error']}"
+    if record.get("cut_off"):
+        line += f" ({record['cut_off']} answer(s) cut off)"
+    return line
+
+
+def _print_tend(done: dict[str, Any]) -> None:
+    for draft in done.get("closed", []):
+        typer.echo(f"closed {draft}")
+    for draft in done.get("resubmitted", []):
+        typer.echo(f"redrafted: {draft}; review it with `hippo review {draft}`")
+    if done.get("deferred"):
+        typer.echo(f"redrafts deferred: {', '.join(done['deferred'])}")
+    if done.get("error"):
+        typer.echo(f"tend: {done['error']}", err=True)
+
+
+def _print_tick(done: dict[str, Any]) -> None:
+    _print_tend(done["tend"])
+    checked = done["check"]
+    for core in checked.get("purged", []):
+        typer.echo(f"purged {core}")
+    if checked.get("slept"):
+        typer.echo(_sleep_line(checked["slept"]))
+    elif checked.get("asked_for_brief"):
+        typer.echo("asked for a brief: `hippo brief --summary TEXT`, then `hippo nudge`")
+    elif checked.get("waiting"):
+        typer.echo(checked["waiting"])
+    elif not checked.get("brief"):
+        typer.echo("no brief open: nothing to sleep on")

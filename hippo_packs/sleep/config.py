@@ -1,0 +1,110 @@
+"""The ``[sleep]`` table of ``.hippo/settings.toml``: the cycle's defaults and clamps.
+
+Values below a floor are raised to it rather than refused (``tick_seconds = 1`` runs every
+30 s), as the service the cycle comes from does; a value of the wrong type is an error. The
+drafting model is ``[sleep.model]``: an OpenAI-compatible endpoint, or none (``url = ""``,
+the default), which is mechanical mode.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from hippo_core.errors import HippoError
+
+
+def _floor(limit: float) -> Any:
+    def raise_to(value: float) -> float:
+        return max(limit, value)
+
+    return raise_to
+
+
+class SleepModel(BaseModel):
+    """``[sleep.model]``: the small model that writes drafts."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    url: str = Field("", description='Base URL up to /v1; "" is mechanical mode (no model).')
+    name: str = Field("default", description="The model name sent with each request.")
+    api_key_env: str = Field("", description="Environment variable holding an API key.")
+    timeout_seconds: float = Field(120.0, gt=0, description="Seconds one answer may take.")
+    max_tokens: int = Field(2000, gt=0, description="How long one answer may be, in tokens.")
+    extra_body: dict[str, Any] = Field(
+        default_factory=lambda: {"chat_template_kwargs": {"enable_thinking": False}},
+        description="Merged into every chat request.",
+    )
+    retry_after_seconds: float = Field(
+        900.0, ge=0, description="After the model could not be reached, wait this long."
+    )
+
+
+class SleepSettings(BaseModel):
+    """``[sleep]``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    mode: Literal["thread", "external"] = "thread"
+    interval_seconds: float = Field(72000.0, description="Bedtime: this long after a sleep.")
+    at: str = Field("", description="Bedtime at a local wall-clock time, HH:MM, instead.")
+    warmup_seconds: float = 300.0
+    gap_grace_intervals: float = 3.0
+    brief_request: bool = True
+    brief_check_misses: int = Field(3, ge=1)
+    brief_pull: bool = False
+    tick_seconds: float = 300.0
+    tend_cycle: bool = True
+    tend_interval_seconds: float = 600.0
+    nudge_wait_seconds: float = 180.0
+    max_entries_per_run: int = Field(500, ge=1)
+    promote_min_evidence: int = Field(3, ge=1)
+    max_attempts: int = 3
+    candidate_cores: int = Field(5, ge=0)
+    cores_dir: str = Field("cores", description="Folder of the cores, inside notes_dir.")
+    short_term_seconds: float = Field(691200.0, gt=0, description="Fragments age out after.")
+    pruned_safety_days: float = Field(14.0, ge=0, description="Pruned fragments kept this long.")
+    model: SleepModel = Field(default_factory=SleepModel)  # type: ignore[arg-type]
+
+    _raise_interval = field_validator("interval_seconds")(_floor(600))
+    _raise_tick = field_validator("tick_seconds")(_floor(30))
+    _raise_tend = field_validator("tend_interval_seconds")(_floor(60))
+
+    @field_validator("max_attempts")
+    @classmethod
+    def _clamp_attempts(cls, value: int) -> int:
+        return min(10, max(1, value))
+
+    @field_validator("at")
+    @classmethod
+    def _wall_clock(cls, value: str) -> str:
+        if value and not re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value):
+            raise ValueError("must be a local time as HH:MM (24 hours), or empty")
+        return value
+
+    @field_validator("cores_dir")
+    @classmethod
+    def _inside(cls, value: str) -> str:
+        parts = value.split("/")
+        if not value or value.startswith("/") or ".." in parts or "\\" in value:
+            raise ValueError("must be a relative folder inside notes_dir")
+        return value.strip("/")
+
+    @property
+    def heartbeat(self) -> float:
+        """How often a tick runs: ``tick_seconds``, or sooner when the tend cycle wants it."""
+        if self.tend_cycle:
+            return min(self.tick_seconds, self.tend_interval_seconds)
+        return self.tick_seconds
+
+
+def load(workspace: Any, plugins: Any) -> tuple[SleepSettings, list[str]]:
+    """The workspace's ``[sleep]`` settings and the lines naming keys that were ignored."""
+    from hippo_core.plugin_settings import table
+
+    settings, warnings = table(workspace, plugins, "sleep")
+    if not isinstance(settings, SleepSettings):
+        raise HippoError("the [sleep] settings table is owned by another plugin")
+    return settings, warnings

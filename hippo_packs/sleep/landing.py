@@ -1,0 +1,279 @@
+"""A review landing: approved operations written through hippo's applier, crash-safe.
+
+One review: every decision is checked (:mod:`.review`); then the draft is written with each
+approved operation marked ``approving`` and its landing planned (the notes it writes, the
+proposals that carry it); then each operation lands, new cores first, as proposals of the
+sleep kinds with receipts and snapshots; then it is marked ``approved`` and its fragments
+move to the pruned archive. A run killed at any point leaves a draft that says what was
+planned and receipts that say what was written; :func:`recover` finishes the landing the
+next time any sleep command runs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.dream import receipts
+from hippo_core.dream.apply import APPLIED, reconcile, settle
+from hippo_core.dream.model import Proposal, Verdict
+from hippo_core.errors import HippoError
+from hippo_core.notes.edit import note_digest
+from hippo_packs.sleep import cores as core_notes
+from hippo_packs.sleep import store
+from hippo_packs.sleep.review import Decision, check
+
+if TYPE_CHECKING:
+    from hippo_packs.sleep.cycle import Cycle
+
+CREATES = ("new_core", "verbatim", "supersede")
+PERSONA = "personas/reviewer.md"
+
+
+def decide(cycle: Cycle, draft_id: str, given: Any, note: str) -> dict[str, Any]:
+    draft = store.load_draft(cycle.workspace, draft_id)
+    decisions = check(cycle, draft, given)
+    operations = draft["operations"]
+    now = store.now()
+    taken: set[str] = set()
+    order = sorted(decisions, key=lambda d: (d.kind not in CREATES, d.op))
+    for decision in order:
+        op = operations[decision.op]
+        op["reviewed_at"] = now
+        if decision.verdict == "deny":
+            op.update(status="denied", critique=decision.critique)
+            continue
+        op.update(status="approving", note=decision.note or note or None)
+        if decision.edits:
+            op["review_edits"] = decision.edits
+        if decision.edited_content:
+            op.update(edited_content=decision.edited_content, original_op_content=op["content"])
+        op["landing"] = _plan(cycle, draft, decision, taken)
+    store.save_draft(cycle.workspace, draft)
+    results = [_land(cycle, draft, operations[d.op]) for d in order if d.verdict == "approve"]
+    results += [{"op": d.op, "denied": True} for d in order if d.verdict == "deny"]
+    draft = _finish(cycle, draft)
+    counts = {
+        s: sum(op.get("status") == s for op in draft["operations"])
+        for s in ("approved", "denied", "pending")
+    }
+    lines = [_line(r) for r in sorted(results, key=lambda r: r["op"])]
+    lines.append(
+        f"draft {draft_id}: {draft['status']}; {counts['approved']} approved, "
+        f"{counts['denied']} denied, {counts['pending']} pending"
+    )
+    return {
+        "ok": True,
+        "draft_id": draft_id,
+        "status": draft["status"],
+        **counts,
+        "results": sorted(results, key=lambda r: r["op"]),
+        "lines": lines,
+    }
+
+
+def _line(result: dict[str, Any]) -> str:
+    if result.get("denied"):
+        return f"operation {result['op']}: denied"
+    if result.get("error"):
+        return f"operation {result['op']}: not landed: {result['error']}"
+    return f"operation {result['op']}: landed in {result['note']}"
+
+
+def _plan(
+    cycle: Cycle, draft: dict[str, Any], decision: Decision, taken: set[str]
+) -> dict[str, Any]:
+    """What an approved operation will write: the core note and the proposals' ids."""
+    base = f"{draft['id']}-op{decision.op}"
+    plan: dict[str, Any] = {
+        "kind": decision.kind,
+        "content": decision.content,
+        "target": decision.target,
+        "target_op": decision.target_op,
+        "restated": decision.restated,
+    }
+    if decision.kind in CREATES:
+        path = core_notes.new_path(cycle.workspace, cycle.cores_dir, decision.content, taken)
+        taken.add(path.rsplit("/", 1)[-1].removesuffix(".md"))
+        plan.update(note=path, proposal=base)
+        if decision.kind == "supersede":
+            plan["mark"] = f"{base}-mark"
+    else:
+        plan["proposal"] = base
+    return plan
+
+
+def _land(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any]) -> dict[str, Any]:
+    """Write one approved operation's changes that are not written yet, then mark it."""
+    plan = op["landing"]
+    workspace = cycle.workspace
+    day = store.day(store.now())
+    target = plan.get("target") or ""
+    if plan.get("target_op") is not None and not target:
+        target = str(draft["operations"][plan["target_op"]].get("long_term_id") or "")
+        plan["target"] = target
+        op["target_core_id"] = target
+    steps: list[tuple[str, str, str, str, dict[str, Any]]] = []
+    if plan["kind"] in CREATES:
+        meta: dict[str, Any] = {
+            "evidence_count": max(1, int(op.get("evidence_count") or 1)),
+            "from_draft": draft["id"],
+            "draft_op": op["index"],
+        }
+        if plan["kind"] == "verbatim":
+            meta.update(evidence_count=1, preserved_verbatim=True)
+        if plan["kind"] == "supersede":
+            meta["supersedes"] = target
+        if op.get("edited_content"):
+            meta["edited_on_review"] = True
+        text = core_notes.render_core(
+            plan["content"], topic=str(op.get("topic") or ""), date=day, meta=meta
+        )
+        steps.append((plan["proposal"], plan["kind"], plan["note"], text, {}))
+        if plan["kind"] == "supersede":
+            old = _core(cycle, target)
+            new_id = plan["note"].rsplit("/", 1)[-1].removesuffix(".md")
+            steps.append(
+                (
+                    plan["mark"],
+                    "superseded",
+                    old.path,
+                    "",
+                    {"superseded_by": new_id, "_digest": note_digest(old.raw)},
+                )
+            )
+    else:
+        core = _core(cycle, target)
+        extra = {
+            "date": day,
+            "evidence_count": max(1, int(op.get("evidence_count") or 1)),
+            "restated_content": plan.get("restated") or None,
+        }
+        steps.append(
+            (
+                plan["proposal"],
+                "attach",
+                core.path,
+                plan["content"],
+                {**extra, "_digest": note_digest(core.raw)},
+            )
+        )
+    for proposal_id, kind, note, new, extra in steps:
+        state, detail = _step(cycle, draft, op, proposal_id, kind, note, new, extra)
+        if state != APPLIED:
+            op.update(status="pending", landing=None, note=f"not landed: {detail}")
+            store.save_draft(workspace, draft)
+            return {"op": op["index"], "error": detail}
+    core_id = (
+        plan["note"].rsplit("/", 1)[-1].removesuffix(".md") if plan["kind"] in CREATES else target
+    )
+    op.update(status="approved", long_term_id=core_id)
+    store.save_draft(workspace, draft)
+    moved = store.prune(
+        workspace,
+        list(op.get("source_short_ids", [])),
+        f"consumed by {draft['id']} op {op['index']}",
+    )
+    return {
+        "op": op["index"],
+        "note": f"{workspace.settings.notes_dir}/{plan.get('note') or _core(cycle, target).path}",
+        "long_term_id": core_id,
+        "kind": plan["kind"],
+        "shorts_archived": len(moved),
+    }
+
+
+def _core(cycle: Cycle, core_id: str) -> core_notes.Core:
+    core = core_notes.find_core(cycle.workspace, cycle.cores_dir, core_id)
+    if core is None:
+        raise HippoError(f"core '{core_id}' is gone")
+    return core
+
+
+def _step(
+    cycle: Cycle,
+    draft: dict[str, Any],
+    op: dict[str, Any],
+    proposal_id: str,
+    kind: str,
+    note: str,
+    new: str,
+    extra: dict[str, Any],
+) -> tuple[str, str]:
+    """Land one proposal unless its receipt says it landed; returns its state and detail."""
+    workspace = cycle.workspace
+    receipt = receipts.folder(workspace, "receipts") / f"{proposal_id}.json"
+    if receipt.is_file():
+        record = receipts.read(receipt, workspace.relative(receipt))
+        return str(record.get("state")), str(record.get("detail") or record.get("state"))
+    digest = str(extra.pop("_digest", ""))
+    path = receipts.folder(workspace, "proposals") / f"{proposal_id}.json"
+    if path.exists():  # planned by a run that stopped: land what it wrote down
+        recorded = receipts.read(path, workspace.relative(path))
+        digest = str((recorded.get("prompt") or {}).get("note_digest", ""))
+        new = str(recorded.get("new", new))
+        extra = {k: recorded[k] for k in extra if k in recorded}
+    proposal = Proposal(
+        id=proposal_id,
+        pass_key="sleep/draft",
+        note=note,
+        kind=kind,
+        old="",
+        new=new,
+        reason=str(op.get("rationale") or ""),
+        evidence=(),
+        extra={
+            "draft": draft["id"],
+            "op": op["index"],
+            "fragments": op.get("source_short_ids", []),
+            **extra,
+        },
+    )
+    if not path.exists():
+        receipts.create_once(
+            path,
+            {
+                **proposal.as_dict(),
+                "created": receipts.now(),
+                "prompt": {"note_digest": digest},
+                "review": "queue",
+                "persona": PERSONA,
+            },
+        )
+    verdict = Verdict("hippo review", "confirm", str(op.get("note") or ""))
+    settled = settle(
+        workspace,
+        cycle.plugins,
+        proposal,
+        verdict,
+        prompt_digest=digest,
+        persona=PERSONA,
+        invocation={"command": "hippo review", "draft": draft["id"], "op": op["index"]},
+    )
+    return settled.state, settled.detail or settled.state
+
+
+def _finish(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any]:
+    if all(op.get("status") in ("approved", "denied") for op in draft["operations"]):
+        draft.update(status="reviewed", reviewed_at=store.now())
+        store.save_draft(cycle.workspace, draft)
+        store.drop_intent(cycle.workspace, "hippocampus, review")
+    return draft
+
+
+def recover(cycle: Cycle) -> list[str]:
+    """Finish every landing a killed run left planned; returns the drafts it touched."""
+    reconcile(cycle.workspace)
+    touched = []
+    for draft in store.drafts(cycle.workspace):
+        waiting = [op for op in draft.get("operations", []) if op.get("status") == "approving"]
+        if not waiting:
+            continue
+        for op in sorted(waiting, key=lambda o: (o["landing"]["kind"] not in CREATES, o["index"])):
+            try:
+                _land(cycle, draft, op)
+            except HippoError as exc:
+                op.update(status="pending", landing=None, note=f"not landed: {exc}")
+                store.save_draft(cycle.workspace, draft)
+        _finish(cycle, draft)
+        touched.append(draft["id"])
+    return touched

@@ -1,0 +1,147 @@
+"""The sleep pack's plugin: every hook it implements, and nothing heavy at import.
+
+``hippo context`` and the session-start hook call :func:`hippo_context_parts` on the
+agent's hot path, so this module imports only what they can afford; each other hook
+imports its module when it is called.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hippo_core.markers import hookimpl
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
+    from hippo_core.budget import ContextPart
+    from hippo_core.findings import Finding
+    from hippo_core.workspace import Workspace
+
+#: Where the intents go in the context block: after the session line, before relevant notes.
+INTENTS_ORDER = 45
+MAX_INTENTS, MAX_INTENT_CHARS = 5, 300
+#: What stays on this machine (git-ignored by ``hippo init``), relative to the workspace.
+LOCAL = (
+    ".hippo/sleep/fragments/",
+    ".hippo/sleep/pruned/",
+    ".hippo/sleep/intents.json",
+    ".hippo/sleep/state.json",
+    ".hippo/sleep/events.jsonl",
+    ".hippo/sleep/sleep.lock",
+)
+COMMANDS = (
+    ("remember", "cli:remember", "Keep a short-term fragment for the next sleep, or list them."),
+    ("brief", "cli:brief", "Write the brief that steers the next sleep: what mattered, and hints."),
+    ("forget", "cli:forget", "Flag a core to be purged at the next tick (or now), with a reason."),
+    ("nudge", "cli:nudge", "Run one tick of the sleep cycle now: your turn is done."),
+    ("sleep", "cli:app", "Run the sleep cycle: ticks, sleeps, tends, and what they did."),
+)
+
+
+@hookimpl
+def hippo_register_packs(register: Callable[[str, Path], None]) -> None:
+    from pathlib import Path
+
+    register("sleep", Path(__file__).resolve().parent / "pack")
+
+
+@hookimpl
+def hippo_register_commands(register: Callable[[str, str, str], None]) -> None:
+    for name, target, help_text in COMMANDS:
+        register(name, f"hippo_packs.sleep.{target}", help_text)
+
+
+@hookimpl
+def hippo_register_kinds(register: Callable[[Any], None]) -> None:
+    from hippo_packs.sleep.kinds import ALL_KINDS
+
+    for kind in ALL_KINDS:
+        register(kind)
+
+
+@hookimpl
+def hippo_register_readers(register: Callable[[str, Any], None]) -> None:
+    from hippo_packs.sleep.readers import READERS
+
+    for name, reader in READERS.items():
+        register(name, reader)
+
+
+@hookimpl
+def hippo_register_settings(register: Callable[[str, type], None]) -> None:
+    from hippo_packs.sleep.config import SleepSettings
+
+    register("sleep", SleepSettings)
+
+
+@hookimpl
+def hippo_register_review_queues(register: Callable[[Any], None]) -> None:
+    from hippo_packs.sleep.queue import DraftQueue
+
+    register(DraftQueue())
+
+
+@hookimpl
+def hippo_pass_gate(workspace: Workspace, pass_: Any, chunk: Any) -> str | None:
+    if pass_.pack != "sleep":
+        return None
+    return "the sleep pack's passes run from `hippo sleep`, when a brief is open and no chain is"
+
+
+@hookimpl
+def hippo_local_paths(workspace: Workspace) -> list[str]:
+    return list(LOCAL)
+
+
+@hookimpl
+def hippo_context_parts(
+    workspace: Workspace, session: str | None, task: str | None
+) -> list[ContextPart]:
+    if not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
+        return []
+    from hippo_core.budget import ContextPart
+
+    return [ContextPart("open loops", lambda: _intents(workspace), True, INTENTS_ORDER)]
+
+
+def _intents(workspace: Workspace) -> str:
+    """The near-term intents (the brief request, the draft waiting for review), a line
+    each, at most five, each at most 300 characters: what the main model sees first."""
+    import time
+
+    from hippo_core import quickjson
+
+    try:
+        with open(workspace.inside(".hippo", "sleep", "intents.json"), "rb") as handle:
+            value = quickjson.loads(handle.read())
+    except (OSError, ValueError):
+        return ""
+    found = value.get("intents") if isinstance(value, dict) else None
+    now = time.time()
+    lines = []
+    for intent in found if isinstance(found, list) else []:
+        if not isinstance(intent, dict) or not isinstance(intent.get("intent"), str):
+            continue
+        expires = intent.get("expires_at")
+        if isinstance(expires, (int, float)) and expires < now:
+            continue
+        text = " ".join(intent["intent"].split())
+        if len(text) > MAX_INTENT_CHARS:
+            text = text[: MAX_INTENT_CHARS - 1] + "…"
+        lines.append(f"- {text}\n")
+    if not lines:
+        return ""
+    return "open loops:\n" + "".join(lines[-MAX_INTENTS:])
+
+
+@hookimpl
+def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    if not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
+        return []
+    from hippo_packs.sleep.doctor import checks
+
+    return checks(workspace)

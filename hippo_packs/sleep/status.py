@@ -1,0 +1,241 @@
+"""What the cycle is doing, in records and in plain words (``hippo sleep status``), and
+the audit of every chain with per-model rates (``hippo sleep audit``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from hippo_packs.sleep import drafting, store
+from hippo_packs.sleep.purge import flagged
+from hippo_packs.sleep.tick import bedtime, open_chain, outcome, waiting_redrafts
+
+if TYPE_CHECKING:
+    from hippo_packs.sleep.cycle import Cycle
+
+
+def status(cycle: Cycle) -> dict[str, Any]:
+    state = store.state(cycle.workspace)
+    now = store.now()
+    due = bedtime(cycle, state)
+    brief = store.open_brief(cycle.workspace)
+    chain = open_chain(cycle)
+    held = drafting.held_fragments(cycle)
+    short = store.fragments(cycle.workspace)
+    waiting = waiting_redrafts(cycle)
+    last_tend = state.get("last_tend") or {}
+    found: dict[str, Any] = {
+        "mode": cycle.settings.mode,
+        "mechanical": cycle.mechanical,
+        "model_url": cycle.settings.model.url,
+        "model_lifecycle": "mechanical (no model)" if cycle.mechanical else "not managed",
+        "bedtime_at": store.iso(due),
+        "past_bedtime": now >= due,
+        "brief_wanted": brief is None and now >= due,
+        "misses": int(state.get("misses") or 0),
+        "brief": brief,
+        "open_chain": None,
+        "fragments": {"short_term": len(short), "held": sum(f["id"] in held for f in short)},
+        "flagged": [r["core"] for r in flagged(cycle)],
+        "tend_cycle": cycle.settings.tend_cycle,
+        "redrafts_waiting": [d["id"] for d in waiting],
+        "last_sleep": (state.get("sleeps") or [None])[-1],
+        "last_check": state.get("last_check"),
+        "last_tend": last_tend,
+        "heartbeat_seconds": cycle.settings.heartbeat,
+    }
+    if chain is not None:
+        found["open_chain"] = {
+            "cluster_id": chain["cluster_id"],
+            "draft": chain["id"],
+            "attempt": chain.get("attempt", 1),
+            "terminal": bool(chain.get("terminal")),
+            "outcome": outcome(cycle, chain),
+        }
+    found["say"] = say(cycle, found, state)
+    return found
+
+
+def say(cycle: Cycle, found: dict[str, Any], state: dict[str, Any]) -> str:
+    """The state in plain words: what happened last, what waits, what to do."""
+    lines = []
+    if cycle.mechanical:
+        lines.append(
+            "Mechanical mode: no drafting model is set ([sleep.model] url), so "
+            "clusters become cores by their longest fragment and nothing is attached."
+        )
+    last = found["last_sleep"]
+    if last and last.get("outcome") == "failed":
+        lines.append(
+            f"The last sleep failed: {last.get('error')}. Its brief is kept for the next check."
+        )
+    elif last:
+        lines.append(f"The last sleep ({last.get('at')}) was {last.get('outcome')}.")
+    else:
+        lines.append("No sleep has run here yet.")
+    chain = found["open_chain"]
+    if chain:
+        if chain["outcome"] == "under review":
+            lines.append(f"Draft {chain['draft']} waits for review: hippo review {chain['draft']}.")
+        else:
+            lines.append(f"Chain {chain['cluster_id']}: {chain['outcome']}.")
+    if found["redrafts_waiting"] and not cycle.settings.tend_cycle:
+        lines.append(
+            "Redrafts are waiting and the tend cycle is off: they run at bedtime, when a new "
+            "brief arrives, or now with `hippo sleep tend` (tend_now)."
+        )
+    elif found["redrafts_waiting"]:
+        lines.append("Redrafts are waiting: the next tend writes them (or `hippo sleep tend`).")
+    if found["brief"] and not chain:
+        lines.append("A brief is open: the next tick sleeps on it (or `hippo nudge` now).")
+    elif found["brief_wanted"]:
+        lines.append(
+            f"Past bedtime ({found['bedtime_at']}) with no brief: write one with "
+            "`hippo brief --summary TEXT`."
+        )
+    else:
+        lines.append(f"Bedtime: {found['bedtime_at']}.")
+    landing = [
+        d["id"]
+        for d in store.drafts(cycle.workspace)
+        if any(op.get("status") == "approving" for op in d.get("operations", []))
+    ]
+    if landing:
+        lines.append(
+            f"The review of {', '.join(landing)} was interrupted while it landed; the next "
+            "`hippo sleep tick` (or any review) finishes it."
+        )
+    if found["flagged"]:
+        lines.append(f"Flagged to forget at the next tick: {', '.join(found['flagged'])}.")
+    return " ".join(lines)
+
+
+def history(cycle: Cycle) -> list[dict[str, Any]]:
+    return list(reversed(store.state(cycle.workspace).get("sleeps") or []))
+
+
+def audit(cycle: Cycle, limit: int = 20) -> dict[str, Any]:
+    chains: dict[str, list[dict[str, Any]]] = {}
+    for draft in store.drafts(cycle.workspace):
+        chains.setdefault(str(draft.get("cluster_id")), []).append(draft)
+    briefs = {b["id"]: b for b in store.briefs(cycle.workspace)}
+    items: list[dict[str, Any]] = []
+    models: dict[str, dict[str, Any]] = {}
+    for cluster, attempts in chains.items():
+        attempts.sort(key=lambda d: int(d.get("attempt", 1)))
+        last = attempts[-1]
+        ops = [op for a in attempts for op in a.get("operations", [])]
+        if last.get("terminal") and any(op.get("status") == "denied" for op in last["operations"]):
+            ended = "ended denied"
+        elif any(op.get("status") in ("pending", "approving") for op in ops):
+            ended = "under review"
+        elif any(op.get("status") == "denied" for op in last["operations"]):
+            ended = "waiting for a redraft"
+        else:
+            ended = "landed"
+        brief_id = attempts[0].get("brief_id_used")
+        brief = briefs.get(brief_id) if brief_id else None
+        items.append(
+            {
+                "cluster_id": cluster,
+                "outcome": ended,
+                "started_at": attempts[0].get("created_at"),
+                "landed": sum(op.get("status") == "approved" for op in ops),
+                "brief": _brief(brief, brief_id),
+                "attempts": [
+                    {
+                        k: a.get(k)
+                        for k in (
+                            "id",
+                            "attempt",
+                            "terminal",
+                            "status",
+                            "created_at",
+                            "reviewed_at",
+                            "summary",
+                        )
+                    }
+                    | {"model": model_key(a), "operations": len(a.get("operations", []))}
+                    for a in attempts
+                ],
+            }
+        )
+        _count(models, attempts, ended)
+    items.sort(key=lambda c: c["started_at"] or 0, reverse=True)
+    return {"chains": items[:limit], "chain_count": len(items), "models": list(models.values())}
+
+
+def _brief(brief: dict[str, Any] | None, brief_id: str | None) -> dict[str, Any] | None:
+    if brief_id is None:
+        return None
+    if brief is None:
+        return {"id": brief_id, "missing": True}
+    keys = ("id", "summary", "promote_hints", "noise_hints", "created_at", "consumed_at")
+    return {k: brief.get(k) for k in keys}
+
+
+def model_key(draft: dict[str, Any]) -> str:
+    extra = draft.get("extra") or {}
+    if extra.get("model_mode") == "mechanical":
+        return "mechanical (no model)"
+    name = extra.get("model_served") or extra.get("model_name")
+    if not name:
+        return "unknown (before model stamps)"
+    prompt = extra.get("model_prompt")
+    return f"{name} · prompt {prompt}" if prompt else str(name)
+
+
+def _count(models: dict[str, dict[str, Any]], attempts: list[dict[str, Any]], ended: str) -> None:
+    previous_denied: set[str] = set()
+    for draft in attempts:
+        key = model_key(draft)
+        row = models.setdefault(
+            key,
+            {
+                "model": key,
+                "drafts": 0,
+                "operations": 0,
+                "reviewed": 0,
+                "approved": 0,
+                "first_reviewed": 0,
+                "first_approved": 0,
+                "landed": 0,
+                "chains": 0,
+                "attempts": 0,
+                "edited_on_approval": 0,
+                "redrafts_reviewed": 0,
+                "repeated_denials": 0,
+                "chains_ended_denied": 0,
+            },
+        )
+        row["drafts"] += 1
+        denied_now: set[str] = set()
+        for op in draft.get("operations", []):
+            row["operations"] += 1
+            decided = op.get("status") in ("approved", "denied")
+            row["reviewed"] += decided
+            row["approved"] += op.get("status") == "approved"
+            row["edited_on_approval"] += bool(op.get("edited_content"))
+            if int(draft.get("attempt", 1)) == 1:
+                row["first_reviewed"] += decided
+                row["first_approved"] += op.get("status") == "approved"
+            elif decided:
+                row["redrafts_reviewed"] += 1
+            if op.get("status") == "denied":
+                sources = set(op.get("source_short_ids", []))
+                if sources & previous_denied:
+                    row["repeated_denials"] += 1
+                denied_now |= sources
+        previous_denied = denied_now
+    row = models[model_key(attempts[0])]
+    row["chains"] += 1
+    row["attempts"] += len(attempts)
+    row["landed"] += ended == "landed"
+    row["chains_ended_denied"] += ended == "ended denied"
+    for row in models.values():
+        row["first_pass_rate"] = _rate(row["first_approved"], row["first_reviewed"])
+        row["mean_attempts"] = _rate(row["attempts"], row["chains"])
+        row["repeat_rate"] = _rate(row["repeated_denials"], row["redrafts_reviewed"])
+
+
+def _rate(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None

@@ -1,0 +1,304 @@
+"""The sleep pack's records on the workspace: files are the contract.
+
+Under ``.hippo/sleep/``::
+
+    fragments/<id>.json     short-term: what an agent or a person remembered   local
+    pruned/<id>.json        fragments consumed by a landed operation, or aged out  local
+    intents.json            near-term: open loops shown at session start       local
+    state.json              bedtime, misses, the last tend and check           local
+    events.jsonl            every event, one JSON object a line                local
+    briefs/<id>.json        what the main model said mattered                  committed
+    drafts/<id>.json        drafts of operations and their verdicts            committed
+    forget/<core id>.json   a core flagged to be purged at the next tick       committed
+    tombstones/<id>.json    what a purge removed (never the content)           committed
+
+Long-term cores are notes under ``<notes_dir>/<cores_dir>/`` (:mod:`.cores`), and the
+receipts of what landed are hippo's own. Every file is written whole and atomically; ids
+sort by time. A fragment is never edited: it is moved to ``pruned/`` when consumed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.atomic import atomic_write
+from hippo_core.dream import receipts
+from hippo_core.errors import HippoError
+from hippo_core.jsonfiles import objects_in, read_object
+
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
+
+def folder(workspace: Workspace, *parts: str) -> Path:
+    return workspace.hippo_dir.joinpath("sleep", *parts)
+
+
+def now() -> float:
+    return time.time()
+
+
+def iso(moment: float | None) -> str | None:
+    if moment is None:
+        return None
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def day(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d")
+
+
+def dump(record: dict[str, Any]) -> str:
+    return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(path: Path, record: dict[str, Any]) -> None:
+    atomic_write(path, dump(record))
+
+
+def read(path: Path, workspace: Workspace, kind: str) -> dict[str, Any]:
+    return read_object(path, workspace.relative(path), kind=kind)
+
+
+def records(workspace: Workspace, name: str) -> list[dict[str, Any]]:
+    """Every readable record in ``.hippo/sleep/<name>/``, oldest first."""
+    return [record for _path, record in objects_in(folder(workspace, name))]
+
+
+def records_one(path: Path) -> dict[str, Any] | None:
+    """The JSON object in ``path``, or None when it is gone or unreadable."""
+    try:
+        value = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}{receipts.new_id()}"
+
+
+# -- fragments ----------------------------------------------------------------------------
+
+
+def add_fragment(
+    workspace: Workspace,
+    content: str,
+    *,
+    topic: str = "",
+    verbatim: bool = False,
+    source: str = "agent",
+    session: str | None = None,
+) -> dict[str, Any]:
+    text = content.strip()
+    if not text:
+        raise HippoError("a fragment needs text: hippo remember 'what to keep'")
+    record = {
+        "id": new_id("f"),
+        "content": text,
+        "topic": " ".join(topic.split()),
+        "source": source,
+        "verbatim": verbatim,
+        "session": session,
+        "created": now(),
+    }
+    write(folder(workspace, "fragments", f"{record['id']}.json"), record)
+    return record
+
+
+def fragments(workspace: Workspace) -> list[dict[str, Any]]:
+    """Short-term fragments, oldest first (a fragment also in ``pruned/`` was consumed:
+    a run stopped between the two writes, and it is settled here)."""
+    pruned = {p.stem for p in folder(workspace, "pruned").glob("*.json")}
+    found = []
+    for record in records(workspace, "fragments"):
+        if record.get("id") in pruned:
+            folder(workspace, "fragments", f"{record['id']}.json").unlink(missing_ok=True)
+            continue
+        found.append(record)
+    return found
+
+
+def prune(workspace: Workspace, ids: list[str], why: str) -> list[str]:
+    """Move the fragments ``ids`` that still exist to ``pruned/``; returns those moved."""
+    moved = []
+    for fragment_id in ids:
+        source = folder(workspace, "fragments", f"{fragment_id}.json")
+        try:
+            record = json.loads(source.read_bytes())
+        except (OSError, ValueError):
+            continue
+        record.update(pruned_at=now(), pruned_because=why)
+        write(folder(workspace, "pruned", source.name), record)
+        source.unlink(missing_ok=True)
+        moved.append(fragment_id)
+    return moved
+
+
+# -- briefs -------------------------------------------------------------------------------
+
+
+def add_brief(
+    workspace: Workspace,
+    summary: str,
+    *,
+    promote: list[str],
+    noise: list[str],
+    completed: list[str],
+    by: str = "the main model",
+) -> dict[str, Any]:
+    if not summary.strip():
+        raise HippoError("a brief needs a summary of what mattered: hippo brief --summary TEXT")
+    record = {
+        "id": new_id("b"),
+        "summary": summary.strip(),
+        "promote_hints": [h.strip() for h in promote if h.strip()],
+        "noise_hints": [h.strip() for h in noise if h.strip()],
+        "completed_intents": [i.strip() for i in completed if i.strip()],
+        "written_by": by,
+        "created_at": now(),
+        "consumed_at": None,
+        "consumed_by_draft": None,
+        "parked": False,
+    }
+    write(folder(workspace, "briefs", f"{record['id']}.json"), record)
+    return record
+
+
+def briefs(workspace: Workspace) -> list[dict[str, Any]]:
+    return records(workspace, "briefs")
+
+
+def open_brief(workspace: Workspace) -> dict[str, Any] | None:
+    """The newest brief neither consumed nor parked."""
+    waiting = [b for b in briefs(workspace) if not b.get("consumed_at") and not b.get("parked")]
+    return waiting[-1] if waiting else None
+
+
+def save_brief(workspace: Workspace, brief: dict[str, Any]) -> None:
+    write(folder(workspace, "briefs", f"{brief['id']}.json"), brief)
+
+
+def consume_brief(workspace: Workspace, brief_id: str | None, draft_id: str | None) -> None:
+    """Consume ``brief_id`` (by ``draft_id``) and every older open brief it superseded."""
+    if not brief_id:
+        return
+    for brief in briefs(workspace):
+        if brief.get("consumed_at"):
+            continue
+        if brief["id"] == brief_id:
+            brief.update(consumed_at=now(), consumed_by_draft=draft_id)
+        elif brief["id"] < brief_id:
+            brief.update(consumed_at=now(), consumed_by_draft=f"superseded-by-{brief_id}")
+        else:
+            continue
+        save_brief(workspace, brief)
+
+
+# -- drafts -------------------------------------------------------------------------------
+
+
+def drafts(workspace: Workspace) -> list[dict[str, Any]]:
+    return records(workspace, "drafts")
+
+
+def draft_path(workspace: Workspace, draft_id: str) -> Path:
+    return folder(workspace, "drafts", f"{draft_id}.json")
+
+
+def load_draft(workspace: Workspace, draft_id: str) -> dict[str, Any]:
+    path = draft_path(workspace, draft_id)
+    if "/" in draft_id or not path.is_file():
+        raise HippoError(f"no draft '{draft_id}'; `hippo review` lists the drafts waiting")
+    return read(path, workspace, "draft")
+
+
+def save_draft(workspace: Workspace, draft: dict[str, Any]) -> None:
+    write(draft_path(workspace, draft["id"]), draft)
+
+
+def chain(workspace: Workspace, cluster_id: str) -> list[dict[str, Any]]:
+    """The attempts of one chain, by attempt number."""
+    found = [d for d in drafts(workspace) if d.get("cluster_id") == cluster_id]
+    return sorted(found, key=lambda d: int(d.get("attempt", 1)))
+
+
+# -- intents, state, events ----------------------------------------------------------------
+
+
+def intents(workspace: Workspace) -> list[dict[str, Any]]:
+    path = folder(workspace, "intents.json")
+    try:
+        value = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        return []  # a damaged file is replaced at the next write
+    found = value.get("intents") if isinstance(value, dict) else None
+    return [i for i in found if isinstance(i, dict)] if isinstance(found, list) else []
+
+
+def save_intents(workspace: Workspace, found: list[dict[str, Any]]) -> None:
+    write(folder(workspace, "intents.json"), {"intents": found})
+
+
+def set_intent(workspace: Workspace, topic: str, text: str, **extra: Any) -> None:
+    """Leave (or replace) the one intent about ``topic``."""
+    found = [i for i in intents(workspace) if i.get("topic") != topic]
+    found.append({"id": new_id("i"), "topic": topic, "intent": text, "created": now(), **extra})
+    save_intents(workspace, found)
+
+
+def drop_intent(workspace: Workspace, topic: str) -> bool:
+    found = intents(workspace)
+    kept = [i for i in found if i.get("topic") != topic]
+    if len(kept) != len(found):
+        save_intents(workspace, kept)
+    return len(kept) != len(found)
+
+
+def state(workspace: Workspace) -> dict[str, Any]:
+    path = folder(workspace, "state.json")
+    try:
+        value = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def save_state(workspace: Workspace, value: dict[str, Any]) -> None:
+    write(folder(workspace, "state.json"), value)
+
+
+def append_event(workspace: Workspace, record: dict[str, Any]) -> None:
+    """Add one line to ``events.jsonl``; a line is written with one call, whole."""
+    path = folder(workspace, "events.jsonl")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)
+
+
+def events(workspace: Workspace) -> list[dict[str, Any]]:
+    """Every event, oldest first; a torn last line (a run killed mid-write) is skipped."""
+    try:
+        raw = folder(workspace, "events.jsonl").read_bytes()
+    except OSError:
+        return []
+    found = []
+    for line in raw.splitlines():
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found

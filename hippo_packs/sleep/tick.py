@@ -1,0 +1,440 @@
+"""The tick: tend, then check.
+
+- **tend** closes chains that are done (every operation has a verdict, or the last attempt
+  was denied) and redrafts denied operations from their critique: every
+  ``tend_interval_seconds`` with the tend cycle on; with it off, only once bedtime has
+  passed or a new brief waits; always when nudged or asked (``hippo sleep tend``).
+- **check** purges what was flagged, then sleeps on an open brief when no chain is open.
+  Past bedtime with no brief it counts misses, and every ``brief_check_misses`` of them asks
+  for a brief (one intent for the next session, a ``brief_requested`` event each time).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.dream.model import ModelUnreachable
+from hippo_core.errors import HippoError
+from hippo_packs.sleep import cores as core_notes
+from hippo_packs.sleep import drafting, store
+from hippo_packs.sleep.operations import check_operations, salvage_operations
+from hippo_packs.sleep.purge import purge_flagged
+
+if TYPE_CHECKING:
+    from hippo_packs.sleep.cycle import Cycle
+
+BRIEF_TOPIC = "hippocampus, brief"
+HISTORY = 100
+
+
+# -- bedtime ------------------------------------------------------------------------------
+
+
+def bedtime(cycle: Cycle, state: dict[str, Any]) -> float:
+    """When the next sleep is due: ``interval_seconds`` after the last, or the next
+    ``at`` (local time) after it; the first sleep ever is due now."""
+    last = state.get("last_sleep")
+    if not isinstance(last, (int, float)):
+        return store.now()
+    at = cycle.settings.at
+    if not at:
+        return float(last) + cycle.settings.interval_seconds
+    hour, minute = (int(part) for part in at.split(":"))
+    after = datetime.fromtimestamp(float(last)).astimezone()
+    due = after.replace(hour=hour, minute=minute, second=0, microsecond=0)
+    if due <= after:
+        due += timedelta(days=1)
+    return due.timestamp()
+
+
+def open_chain(cycle: Cycle) -> dict[str, Any] | None:
+    """The last attempt of the chain that is not closed, if any (one at a time)."""
+    chains: dict[str, dict[str, Any]] = {}
+    for draft in store.drafts(cycle.workspace):
+        if draft.get("status") == "closed":
+            continue
+        current = chains.get(str(draft.get("cluster_id")))
+        if current is None or int(draft.get("attempt", 1)) > int(current.get("attempt", 1)):
+            chains[str(draft.get("cluster_id"))] = draft
+    return min(chains.values(), key=lambda d: d["id"]) if chains else None
+
+
+# -- tend ---------------------------------------------------------------------------------
+
+
+def outcome(cycle: Cycle, last: dict[str, Any]) -> str:
+    """What the chain whose last attempt is ``last`` has come to."""
+    ops = last.get("operations", [])
+    denied = any(op.get("status") == "denied" for op in ops)
+    if last.get("status") != "reviewed":
+        return "under review"
+    if denied and (last.get("terminal") or cycle.mechanical):
+        return "ended denied"
+    if denied:
+        return "waiting for a redraft"
+    return "landed"
+
+
+def cull(cycle: Cycle) -> list[str]:
+    """Close every chain that is done; the ids of the drafts closed."""
+    closed: list[str] = []
+    for draft in store.drafts(cycle.workspace):
+        if draft.get("status") == "closed":
+            continue
+        attempts = store.chain(cycle.workspace, str(draft.get("cluster_id")))
+        last = attempts[-1]
+        if draft["id"] != last["id"]:
+            continue
+        ended = outcome(cycle, last)
+        if ended not in ("landed", "ended denied"):
+            continue
+        for attempt in attempts:
+            if attempt.get("status") != "closed":
+                attempt["status"] = "closed"
+                attempt.setdefault("extra", {})["closed_at"] = store.now()
+                store.save_draft(cycle.workspace, attempt)
+                closed.append(attempt["id"])
+        store.consume_brief(cycle.workspace, last.get("brief_id_used"), last["id"])
+        store.drop_intent(cycle.workspace, drafting.REVIEW_TOPIC)
+        landed = sum(op.get("status") == "approved" for a in attempts for op in a["operations"])
+        cycle.emit(
+            "chain_ended",
+            cluster=last["cluster_id"],
+            outcome=ended,
+            landed=landed,
+            attempts=len(attempts),
+        )
+        tidy(cycle, catch_up=bool(last.get("extra", {}).get("catch_up")))
+    return closed
+
+
+def waiting_redrafts(cycle: Cycle) -> list[dict[str, Any]]:
+    if cycle.mechanical:
+        return []
+    found = []
+    for draft in store.drafts(cycle.workspace):
+        if draft.get("status") == "closed":
+            continue
+        last = store.chain(cycle.workspace, str(draft.get("cluster_id")))[-1]
+        if draft["id"] == last["id"] and outcome(cycle, last) == "waiting for a redraft":
+            found.append(last)
+    return found
+
+
+def tend(cycle: Cycle, state: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
+    closed = cull(cycle)
+    waiting = waiting_redrafts(cycle)
+    now = store.now()
+    nudged = bool(state.pop("nudged", False))
+    last = float(state.get("last_redraft") or 0)
+    brief = store.open_brief(cycle.workspace)
+    new_brief = brief is not None and all(brief["id"] != d.get("brief_id_used") for d in waiting)
+    if force or nudged:
+        due = True
+    elif cycle.settings.tend_cycle:
+        due = now - last >= cycle.settings.tend_interval_seconds
+    else:
+        due = now >= bedtime(cycle, state) or new_brief
+    report: dict[str, Any] = {"at": now, "closed": closed, "resubmitted": [], "deferred": []}
+    if waiting and not due:
+        report["deferred"] = [d["id"] for d in waiting]
+    elif waiting:
+        state["last_redraft"] = now
+        for draft in waiting:
+            try:
+                made = redraft(cycle, draft)
+            except (ModelUnreachable, HippoError) as exc:
+                report["error"] = str(exc)
+                cycle.emit("sleep_failed", error=str(exc), during="tend", draft=draft["id"])
+                report["deferred"].append(draft["id"])
+                continue
+            if made is not None:
+                report["resubmitted"].append(made["id"])
+        report["closed"] += cull(cycle)
+    state["last_tend"] = {**report, "at": store.iso(now)}
+    return report
+
+
+def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
+    """The next attempt of ``draft``'s chain: each denied operation written again from its
+    critique. A redraft never rewords a core. None when nothing came back (the chain ends
+    as denied: the draft is marked so, and the next cull closes it)."""
+    from hippo_core.dream.render import render_prompt
+
+    live = {c.id: c for c in core_notes.all_cores(cycle.workspace, cycle.cores_dir)}
+    short = {f["id"]: f for f in store.fragments(cycle.workspace)}
+    backend = cycle.backend()
+    operations: list[dict[str, Any]] = []
+    failures: list[dict[str, str]] = []
+    for op in draft["operations"]:
+        if op.get("status") != "denied":
+            continue
+        pile = [short[i] for i in op.get("source_short_ids", []) if i in short]
+        if not pile:
+            continue
+        target = live.get(str(op.get("target_core_id") or ""))
+        prompt = render_prompt(
+            cycle.pass_("redraft"),
+            {
+                "critiques": _critique(op),
+                "fragments": drafting.fragments_text(pile),
+                "cores": drafting.cores_text([target] if target else [], start_only=True),
+            },
+        )
+        reply = backend.complete(prompt)
+        raw, cut = salvage_operations(reply.text, cut_off=reply.cut_off)
+        if not raw:
+            if cut or reply.text.strip() not in ('{"operations": []}', "[]"):
+                failures.append(
+                    {"op": str(op["index"]), "why": drafting.failure(cycle, reply.text, cut)}
+                )
+            continue
+        kept, _dropped = check_operations(
+            [r for r in raw if not (isinstance(r, dict) and r.get("kind") == "verbatim")][:1],
+            pile,
+            live=live,
+            topic=str(op.get("topic") or ""),
+            redraft=True,
+        )
+        for new in kept:
+            new.pop("target_op", None)
+            if new["kind"] in ("attach", "supersede") and "target_core_id" not in new:
+                continue
+            new["redraft_of"] = op["index"]
+            operations.append(new)
+    if not operations:
+        if failures:
+            raise HippoError(f"the redraft of {draft['id']} failed: {failures[0]['why']}")
+        draft.setdefault("extra", {})["redraft"] = "nothing came back"
+        draft["terminal"] = True  # nothing more will come: the chain ends at the next cull
+        store.save_draft(cycle.workspace, draft)
+        return None
+    return drafting.submit(cycle, operations, None, live, chain_of=draft)
+
+
+def _critique(op: dict[str, Any]) -> str:
+    lines = [f"kind: {op.get('kind')}"]
+    if op.get("target_core_id"):
+        lines.append(f"target_core_id: {op['target_core_id']}")
+    lines += [f"content: {op.get('content')}", f"critique: {op.get('critique')}"]
+    return "\n".join(lines) + "\n"
+
+
+# -- check --------------------------------------------------------------------------------
+
+
+def take_handoffs(cycle: Cycle, state: dict[str, Any]) -> list[str]:
+    """Turn the handoffs of ended, declared sessions into fragments, once each: the
+    session's own words about what it did (``hippo session end --handoff``). Its topic is
+    the first note it links, else ``handoff``."""
+    import re
+
+    from hippo_core.sessions import DECLARED, all_records
+
+    seen = set(state.get("handoffs") or [])
+    made = []
+    for record in all_records(cycle.workspace):
+        handoff = record.get("handoff")
+        if record["id"] in seen or record.get("kind") != DECLARED or not record.get("ended"):
+            continue
+        if not isinstance(handoff, str) or not handoff.strip():
+            continue
+        link = re.search(r"\[\[([^\]|#]+)", handoff)
+        topic = link.group(1).rsplit("/", 1)[-1].strip() if link else "handoff"
+        fragment = store.add_fragment(
+            cycle.workspace, handoff, topic=topic, source="handoff", session=record["id"]
+        )
+        made.append(fragment["id"])
+        seen.add(record["id"])
+    state["handoffs"] = sorted(seen)
+    return made
+
+
+def check(cycle: Cycle, state: dict[str, Any]) -> dict[str, Any]:
+    now = store.now()
+    take_handoffs(cycle, state)
+    purged = purge_flagged(cycle)
+    brief = store.open_brief(cycle.workspace)
+    chain = open_chain(cycle)
+    report: dict[str, Any] = {
+        "at": store.iso(now),
+        "purged": [t["id"] for t in purged],
+        "brief": brief["id"] if brief else None,
+        "chain": chain["id"] if chain else None,
+        "slept": None,
+    }
+    if brief is not None and chain is None:
+        if _waiting_on_model(cycle, state, now):
+            report["waiting"] = "the model failed lately; the next try waits retry_after_seconds"
+        else:
+            report["slept"] = sleep_on(cycle, state, brief)
+    elif brief is None and now >= bedtime(cycle, state):
+        report.update(_missed(cycle, state))
+    state["last_check"] = report
+    return report
+
+
+def _waiting_on_model(cycle: Cycle, state: dict[str, Any], now: float) -> bool:
+    failed = state.get("model_failed_at")
+    wait = cycle.settings.model.retry_after_seconds
+    return isinstance(failed, (int, float)) and now - float(failed) < wait
+
+
+def _missed(cycle: Cycle, state: dict[str, Any]) -> dict[str, Any]:
+    misses = int(state.get("misses") or 0) + 1
+    state["misses"] = misses
+    found: dict[str, Any] = {"misses": misses}
+    if misses % cycle.settings.brief_check_misses:
+        return found
+    if cycle.settings.brief_pull:
+        brief = pull_brief(cycle)
+        if brief is not None:
+            found["slept"] = sleep_on(cycle, state, brief)
+            return found
+    if cycle.settings.brief_request:
+        ask_for_brief(cycle, state)
+        found["asked_for_brief"] = True
+    return found
+
+
+def ask_for_brief(cycle: Cycle, state: dict[str, Any]) -> None:
+    """Leave the brief request for the next session (once) and emit ``brief_requested``."""
+    due = bedtime(cycle, state)
+    if not any(i.get("topic") == BRIEF_TOPIC for i in store.intents(cycle.workspace)):
+        store.set_intent(
+            cycle.workspace,
+            BRIEF_TOPIC,
+            "I see you're looking tired, let's get ready for bed: write a brief of what "
+            "mattered with `hippo brief --summary TEXT` (add --promote and --noise hints), "
+            "then `hippo nudge`.",
+            expires_at=due + 6 * 3600,
+        )
+    state["brief_requested_at"] = store.now()
+    cycle.emit("brief_requested", misses=state.get("misses", 0))
+
+
+def pull_brief(cycle: Cycle) -> dict[str, Any] | None:
+    """A brief pulled from the fragments when nobody writes one (``brief_pull``): the
+    topics that have the most fragments, as the summary and promote hints."""
+    free = drafting.free_fragments(cycle)
+    if not free:
+        return None
+    groups = sorted(drafting.clusters(free), key=lambda c: -len(c.fragments))
+    topics = [c.topic for c in groups if c.topic != drafting.NO_TOPIC][:3]
+    summary = "The fragments since the last sleep are mostly about " + (
+        ", ".join(topics) if topics else "no topic in particular"
+    )
+    return store.add_brief(
+        cycle.workspace, summary, promote=[], noise=[], completed=[], by=drafting.PULLED
+    )
+
+
+def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) -> dict[str, Any]:
+    """One sleep on ``brief`` (None: unsteered), recorded in the history."""
+    now = store.now()
+    last = state.get("last_sleep")
+    gap = cycle.settings.gap_grace_intervals * cycle.settings.interval_seconds
+    catch_up = not isinstance(last, (int, float)) or now - float(last) > gap
+    record: dict[str, Any] = {
+        "at": store.iso(now),
+        "brief": brief["id"] if brief else None,
+        "catch_up": catch_up,
+    }
+    try:
+        result = drafting.sleep(cycle, brief, catch_up=catch_up)
+    except (ModelUnreachable, HippoError) as exc:
+        state["model_failed_at"] = now
+        record.update(outcome="failed", error=str(exc))
+        cycle.emit("sleep_failed", error=str(exc), brief=record["brief"])
+        _history(state, record)
+        return record
+    record.update(
+        outcome=result.outcome,
+        draft=result.draft["id"] if result.draft else None,
+        operations=len(result.draft["operations"]) if result.draft else 0,
+        calls=result.calls,
+        cut_off=result.cut_off,
+        model_failures=result.model_failures,
+        dropped=result.dropped,
+    )
+    if result.outcome == "nothing to draft" and result.model_failures:
+        state["model_failed_at"] = now
+        record.update(outcome="failed", error=result.model_failures[0]["why"])
+        cycle.emit("sleep_failed", error=record["error"], brief=record["brief"])
+        _history(state, record)
+        return record
+    state.pop("model_failed_at", None)
+    if catch_up:
+        cycle.emit("catch_up", draft=record["draft"])
+    if brief and result.unmatched:
+        cycle.emit("brief_unmatched", brief=brief["id"], hints=result.unmatched)
+    if result.outcome in ("quiet", "nothing to draft") and brief:
+        if result.unmatched and result.outcome == "nothing to draft":
+            brief["parked"] = True
+            store.save_brief(cycle.workspace, brief)
+            record["brief_parked"] = True
+        else:
+            store.consume_brief(cycle.workspace, brief["id"], None)
+    if result.outcome != "drafted":
+        tidy(cycle, catch_up=catch_up)
+    state.update(last_sleep=now, misses=0)
+    state.pop("brief_requested_at", None)
+    store.drop_intent(cycle.workspace, BRIEF_TOPIC)
+    cycle.emit(
+        "sleep_done",
+        outcome=record["outcome"],
+        draft=record["draft"],
+        operations=record["operations"],
+        cut_off=result.cut_off,
+    )
+    _history(state, record)
+    return record
+
+
+def _history(state: dict[str, Any], record: dict[str, Any]) -> None:
+    state["sleeps"] = [*state.get("sleeps", []), record][-HISTORY:]
+
+
+# -- the tidy -----------------------------------------------------------------------------
+
+
+def tidy(cycle: Cycle, *, catch_up: bool) -> dict[str, int]:
+    """Age out old free fragments, drop expired intents, sweep the pruned archive; a
+    catch-up sleep only drops expired intents, so nothing that never had its chance goes."""
+    now = store.now()
+    intents = store.intents(cycle.workspace)
+    kept = [i for i in intents if not (i.get("expires_at") and float(i["expires_at"]) < now)]
+    if len(kept) != len(intents):
+        store.save_intents(cycle.workspace, kept)
+    done = {"aged_out": 0, "expired": len(intents) - len(kept), "pruned_swept": 0}
+    if catch_up:
+        return done
+    held = drafting.held_fragments(cycle)
+    old = [
+        f["id"]
+        for f in store.fragments(cycle.workspace)
+        if f["id"] not in held
+        and not f.get("verbatim")
+        and now - float(f.get("created") or now) > cycle.settings.short_term_seconds
+    ]
+    done["aged_out"] = len(store.prune(cycle.workspace, old, "aged out"))
+    keep_for = cycle.settings.pruned_safety_days * 86400
+    for path in store.folder(cycle.workspace, "pruned").glob("*.json"):
+        record = store.records_one(path)
+        if record and now - float(record.get("pruned_at") or now) > keep_for:
+            path.unlink(missing_ok=True)
+            done["pruned_swept"] += 1
+    return done
+
+
+# -- a whole tick -------------------------------------------------------------------------
+
+
+def run_tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
+    with cycle.lock(what="the tick"):
+        state = store.state(cycle.workspace)
+        tended = tend(cycle, state, force=force_tend)
+        checked = check(cycle, state)
+        store.save_state(cycle.workspace, state)
+    return {"tend": tended, "check": checked}

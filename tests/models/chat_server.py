@@ -1,0 +1,117 @@
+"""A scripted OpenAI-compatible chat completions server on 127.0.0.1, for the sleep tests.
+
+It answers ``POST /v1/chat/completions`` with the first rule whose every ``when`` substring
+occurs in the request's messages and whose ``repeat`` is not used up, and records every
+request. A rule's keys, all optional::
+
+    when      substrings that must all occur in the messages   []
+    reply     the answer's text (a dict or list is sent as its JSON)   ""
+    delay     seconds to wait before answering                  0
+    status    an HTTP status other than 200 (its body an error)  200
+    repeat    how many requests the rule may answer              unlimited
+
+Like a real server it holds the answer to the request's ``max_tokens``: a reply longer
+than four characters a token is cut there and sent with ``finish_reason: "length"``.
+No rule matching is HTTP 500 ``no rule matches``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+import pytest
+
+from tests.local_http import start_server
+
+CHARS_PER_TOKEN = 4
+
+
+@dataclass
+class Rule:
+    reply: Any = ""
+    when: tuple[str, ...] = ()
+    delay: float = 0.0
+    status: int = 200
+    repeat: int | None = None
+    used: int = 0
+
+
+@dataclass
+class ChatServer:
+    url: str = ""
+    rules: list[Rule] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, reply: Any = "", *when: str, **options: Any) -> None:
+        self.rules.append(Rule(reply, tuple(when), **options))
+
+    def operations(
+        self, *operations: dict[str, Any], when: tuple[str, ...] = (), **options: Any
+    ) -> None:
+        """Answer with ``{"operations": [...]}``."""
+        self.add({"operations": list(operations)}, *when, **options)
+
+    @property
+    def prompts(self) -> list[str]:
+        return [r["messages"][-1]["content"] for r in self.requests]
+
+    def answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        text = "\n".join(str(m.get("content")) for m in request.get("messages", []))
+        for rule in self.rules:
+            if rule.repeat is not None and rule.used >= rule.repeat:
+                continue
+            if all(part in text for part in rule.when):
+                rule.used += 1
+                time.sleep(rule.delay)
+                if rule.status != 200:
+                    return rule.status, {"error": {"message": f"scripted status {rule.status}"}}
+                reply = rule.reply if isinstance(rule.reply, str) else json.dumps(rule.reply)
+                limit = int(request.get("max_tokens") or 0) * CHARS_PER_TOKEN
+                finish = "stop"
+                if limit and len(reply) > limit:
+                    reply, finish = reply[:limit], "length"
+                return 200, {
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": reply},
+                            "finish_reason": finish,
+                        }
+                    ]
+                }
+        return 500, {"error": {"message": "no rule matches"}}
+
+
+@pytest.fixture
+def chat(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatServer]:
+    state = ChatServer()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state.requests.append(body)
+            status, answer = state.answer(body)
+            data = json.dumps(answer).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    url, stop = start_server(Handler, monkeypatch)
+    state.url = f"{url}v1"
+    try:
+        yield state
+    finally:
+        stop()

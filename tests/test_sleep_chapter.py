@@ -1,0 +1,81 @@
+"""docs/sleep.md, followed step by step: every ```console block runs in order in one
+workspace and prints what the chapter says (``...`` stands for any text, as in
+tests/test_tutorial.py); every ```toml block is a valid ``[sleep]`` table and every
+```json block a valid list of review decisions.
+
+A draft id in a command (``d20261201T093000000000Z-1a2b``) stands for the draft the night
+made: the chapter cannot know it, so the run puts the real one in its place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+from hippo_core.workspace import Workspace
+from tests.conftest import HippoRunner
+from tests.test_tutorial import matches
+from tests.venvs import ROOT
+
+CHAPTER = ROOT / "docs" / "sleep.md"
+DRAFT_ID = re.compile(r"d\d{8}T\d{12}Z-[0-9a-f]{4}")
+
+
+def blocks(text: str) -> list[tuple[int, str, list[str]]]:
+    found, lines, number = [], text.splitlines(), 0
+    while number < len(lines):
+        if lines[number].startswith("```"):
+            info, start = lines[number][3:].strip(), number + 1
+            number += 1
+            while not lines[number].startswith("```"):
+                number += 1
+            found.append((start, info, lines[start:number]))
+        number += 1
+    return found
+
+
+def test_the_sleep_chapter_runs_as_written(tmp_path: Path, hippo: HippoRunner):
+    root = tmp_path / "night"
+    root.mkdir()
+    assert hippo("init", cwd=root).code == 0
+    ran = 0
+    for start, info, body in blocks(CHAPTER.read_text(encoding="utf-8")):
+        where = f"sleep.md:{start}"
+        if info == "toml":
+            from hippo_packs.sleep.config import SleepSettings
+
+            SleepSettings.model_validate(
+                {"model": tomllib.loads("\n".join(body))["sleep"]["model"]}
+            )
+            continue
+        if info == "json":
+            decisions = json.loads("\n".join(body))
+            assert all({"op", "verdict"} <= set(d) for d in decisions), where
+            continue
+        assert info == "console", f"{where}: a ```{info} block is not checked"
+        steps: list[tuple[str, list[str]]] = []
+        for line in body:
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            else:
+                steps[-1][1].append(line)
+        for command, output in steps:
+            args = shlex.split(command)
+            drafts = sorted((root / ".hippo/sleep/drafts").glob("*.json"))
+            args = [DRAFT_ID.sub(drafts[-1].stem, a) if drafts else a for a in args]
+            if args[0] == "cat":
+                printed, failed = (root / args[1]).read_text(encoding="utf-8"), False
+            else:
+                assert args[0] == "hippo", where
+                run = hippo(*args[1:], cwd=root)
+                printed, failed = run.out + run.err, run.code != 0
+            shown = f"{where}: $ {command}\n--- the chapter\n" + "\n".join(output)
+            shown += f"\n--- printed\n{printed}"
+            assert failed == any(line.startswith("error:") for line in output), shown
+            assert matches(tuple(output), printed), shown
+            ran += 1
+    assert ran >= 15
+    assert Workspace.open(root).settings.tables == {}

@@ -1,0 +1,362 @@
+"""The sleep cycle end to end: `hippo remember` to a landed core, through a scripted
+OpenAI-compatible model on 127.0.0.1, with the main model played through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.models.chat_server import ChatServer
+from tests.sleep_scene import Sleepy, make_sleepy, model_settings
+
+
+@pytest.fixture
+def night(make_workspace: WorkspaceMaker, hippo: HippoRunner, chat: ChatServer) -> Sleepy:
+    return make_sleepy(make_workspace(), hippo, model_settings(chat.url))
+
+
+def deploy_fragments(night: Sleepy) -> list[str]:
+    return [
+        night.remember("Deploys run from main after CI passes", "deploy"),
+        night.remember("we deploy from main now, never from release branches", "deploy"),
+        night.remember("deploy only when CI is green on main", "deploy, ci"),
+    ]
+
+
+def test_a_night_from_remember_to_a_landed_core_and_back(night: Sleepy, chat: ChatServer):
+    ids = deploy_fragments(night)
+    stray = night.remember("the printer on floor two jams", "office")
+    chat.operations(
+        {
+            "kind": "new_core",
+            "content": "Deploys run from main, only when CI is green on main.",
+            "topic": "deploy",
+            "source_indexes": [1, 2, 3],
+            "rationale": "three sessions say so",
+        },
+        when=("Deploys run from main after CI passes",),
+    )
+    brief = night.json("brief", "--summary", "Deploys mattered today", "--promote", "deploy")
+    ticked = night.json("nudge")
+    draft = night.draft()
+    assert ticked["check"]["slept"]["draft"] == draft["id"]
+    assert len(chat.requests) == 1  # one cluster reached its threshold; office has one fragment
+    prompt = chat.prompts[0]
+    assert "Written by the main model: Deploys mattered today" in prompt
+    assert "ONLY the fragments" in prompt and "never more operations than fragments" in prompt
+    assert "never repeat content" in prompt and "three operations" not in prompt
+    assert chat.requests[0]["max_tokens"] == 2000
+    assert chat.requests[0]["chat_template_kwargs"] == {"enable_thinking": False}
+    assert draft["attempt"] == 1 and not draft["terminal"] and draft["status"] == "pending"
+    assert draft["brief_id_used"] == brief["id"]
+    assert draft["operations"][0]["source_short_ids"] == ids
+    assert draft["extra"]["model_mode"] == "model"
+
+    listed = night.ok("review").out
+    assert f"{draft['id']}  draft  attempt 1" in listed
+    context = night.ok("context").out
+    assert f"`hippo review {draft['id']}`" in context
+    shown = night.ok("review", draft["id"]).out
+    assert "operation 0: new_core (pending)" in shown
+
+    landed = night.ok("review", draft["id"], "--approve", "0", "--note", "true to the sessions")
+    core = "deploys-run-from-main-only-when-ci-is"
+    assert f"operation 0: landed in notes/cores/{core}.md" in landed.out
+    text = night.cores()[core]
+    assert text.startswith("---\ntype: core\nstatus: current\n")
+    assert (
+        "evidence_count: 3" in text
+        and "# Deploys run from main, only when CI is green on main\n" in text
+    )
+    # the fragments it came from are consumed; the stray one waits
+    assert [f["id"] for f in night.json("remember", "list")] == [stray]
+    assert all((night.root / f".hippo/sleep/pruned/{i}.json").exists() for i in ids)
+    found = night.ok("context", "--task", "why do deploys run from main").out
+    assert "- Deploys run from main, only when CI is green on main:" in found
+
+    closed = night.json("sleep", "tick")
+    assert closed["tend"]["closed"] == [draft["id"]]
+    assert (
+        json.loads((night.root / f".hippo/sleep/briefs/{brief['id']}.json").read_text())[
+            "consumed_by_draft"
+        ]
+        == draft["id"]
+    )
+    assert "chain_ended" in night.events() and "draft_submitted" in night.events()
+    assert "waits for your review" not in night.ok("context").out
+
+    receipt = json.loads((night.root / f".hippo/receipts/{draft['id']}-op0.json").read_text())
+    assert receipt["state"] == "applied" and receipt["kind"] == "new_core"
+    assert receipt["before"] is None and receipt["invocation"]["draft"] == draft["id"]
+    reverted = night.ok("revert", f"{draft['id']}-op0")
+    assert reverted.out.startswith(f"reverted notes/cores/{core}.md; receipt .hippo/receipts/")
+    assert night.cores() == {}
+
+
+def test_a_denial_comes_back_redrafted_and_the_last_attempt_lands_with_edits(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    chat: ChatServer,
+):
+    night = make_sleepy(make_workspace(), hippo, model_settings(chat.url, max_attempts=2))
+    night.core_note("deploys-run-from-main", "Deploys run from main")
+    deploy_fragments(night)
+    chat.operations(
+        {
+            "kind": "attach",
+            "target_core_id": "deploys-run-from-main",
+            "content": "deploy only when CI is green on main",
+            "restated_content": "Deploys run from main, never from release branches",
+            "source_indexes": [2, 3],
+        },
+        when=("You turn short-term memory fragments",),
+    )
+    chat.operations(
+        {
+            "kind": "attach",
+            "target_core_id": "deploys-run-from-main",
+            "content": "CI must be green on main before a deploy",
+            "restated_content": "this must be dropped: a redraft never rewords",
+            "source_indexes": [1],
+        },
+        when=("its reviewer denied it", "say when CI runs"),
+    )
+    night.ok("brief", "--summary", "deploys")
+    night.ok("nudge")
+    first = night.draft()
+    assert first["operations"][0]["target_digest"]
+    view = night.json("review", first["id"])
+    assert view["operations"][0]["target_core"] == {
+        "id": "deploys-run-from-main",
+        "content": "Deploys run from main",
+        "gone": False,
+    }
+    assert view["operations"][0]["restate_check"].startswith("approving REPLACES")
+    night.ok("review", first["id"], "--deny", "0=say when CI runs, keep the core's words")
+    assert night.draft()["status"] == "reviewed"
+    # the denied fragments are held for the redraft: a sleep now leaves them alone
+    assert all(f["held_by_draft"] == first["id"] for f in night.json("remember", "list")[:2])
+
+    night.ok("nudge")
+    second = night.draft()
+    redraft_prompt = chat.prompts[-1]
+    assert "critique: say when CI runs, keep the core's words" in redraft_prompt
+    assert "Never reword it" in redraft_prompt
+    assert second["attempt"] == 2 and second["terminal"] is True
+    assert second["cluster_id"] == first["id"] and second["previous_draft_ids"] == [first["id"]]
+    op = second["operations"][0]
+    assert op["redraft_of"] == 0 and "restated_content" not in op
+    assert "tend_resubmitted" in night.events()
+
+    view = night.json("review", second["id"])
+    assert "last attempt" in view["last_attempt"]
+    assert view["operations"][0]["earlier_attempts"] == [
+        {
+            "attempt": 1,
+            "kind": "attach",
+            "target_core_id": "deploys-run-from-main",
+            "content": "deploy only when CI is green on main",
+            "critique": "say when CI runs, keep the core's words",
+        }
+    ]
+    decisions = night.root / "decisions.json"
+    decisions.write_text(
+        json.dumps(
+            [{"op": 0, "verdict": "approve", "edited_content": "CI runs on every push to main"}]
+        )
+    )
+    done = night.json("review", second["id"], "--decisions", str(decisions))
+    assert done["status"] == "reviewed" and done["approved"] == 1
+    core = night.cores()["deploys-run-from-main"]
+    assert "\n# Deploys run from main\n\nDeploys run from main\n" in core  # its words kept
+    assert "## Evidence\n\n- 20" in core and ": CI runs on every push to main\n" in core
+    assert "evidence_count: 3" in core
+    landed = night.draft()["operations"][0]
+    assert landed["original_op_content"] == "CI must be green on main before a deploy"
+    night.ok("sleep", "tick")
+    assert all(d["status"] == "closed" for d in night.drafts())
+    audit = night.json("sleep", "audit")
+    assert audit["chains"][0]["outcome"] == "landed" and audit["chains"][0]["landed"] == 1
+    model = audit["models"][0]
+    assert model["first_pass_rate"] == 0.0 and model["mean_attempts"] == 2.0
+    assert model["edited_on_approval"] == 1
+
+
+def test_an_answer_cut_off_mid_operation_keeps_the_finished_ones(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    chat: ChatServer,
+):
+    settings = model_settings(chat.url) + "max_tokens = 30\n"
+    night = make_sleepy(make_workspace(), hippo, settings)
+    deploy_fragments(night)
+    chat.operations(
+        {"kind": "new_core", "content": "Deploys run from main", "source_indexes": [1]},
+        {"kind": "new_core", "content": "deploy only when CI is green on main " * 5},
+    )
+    night.ok("brief", "--summary", "deploys")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["outcome"] == "drafted" and slept["cut_off"] == 1
+    assert slept["model_failures"] == []
+    assert [op["content"] for op in night.draft()["operations"]] == ["Deploys run from main"]
+
+
+def test_an_answer_cut_off_before_one_operation_fails_the_sleep_naming_the_cap(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    chat: ChatServer,
+):
+    settings = model_settings(chat.url) + "max_tokens = 5\n"
+    night = make_sleepy(make_workspace(), hippo, settings)
+    deploy_fragments(night)
+    chat.operations({"kind": "new_core", "content": "Deploys run from main", "source_indexes": [1]})
+    brief = night.json("brief", "--summary", "deploys")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["outcome"] == "failed"
+    assert "model.max_tokens (5)" in slept["error"] and "cut off" in slept["error"]
+    assert "not the JSON" not in slept["error"]
+    assert night.drafts() == []
+    assert night.json("sleep", "status")["brief"]["id"] == brief["id"]  # kept
+    assert "sleep_failed" in night.events()
+
+
+def test_a_reply_that_is_not_the_json_asked_for_is_a_failed_sleep(
+    night: Sleepy,
+    chat: ChatServer,
+):
+    deploy_fragments(night)
+    chat.add("Sure! Here are some memories: deploys, CI.")
+    night.ok("brief", "--summary", "deploys")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["outcome"] == "failed" and "not the JSON asked for" in slept["error"]
+    # the next check waits retry_after_seconds before calling the model again
+    again = night.json("sleep", "tick")
+    assert "retry_after_seconds" in again["check"]["waiting"] and len(chat.requests) == 1
+
+
+def test_a_fenced_answer_is_read(night: Sleepy, chat: ChatServer):
+    deploy_fragments(night)
+    body = json.dumps({"operations": [{"kind": "new_core", "content": "Deploys run from main"}]})
+    chat.add(f"```json\n{body}\n```")
+    night.ok("brief", "--summary", "deploys")
+    assert night.json("nudge")["check"]["slept"]["outcome"] == "drafted"
+
+
+def test_an_unreachable_model_fails_the_sleep_and_keeps_its_brief(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path
+):
+    night = make_sleepy(make_workspace(), hippo, model_settings("http://127.0.0.1:9/v1"))
+    deploy_fragments(night)
+    brief = night.json("brief", "--summary", "deploys")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["outcome"] == "failed" and "connection refused" in slept["error"]
+    assert night.drafts() == [] and night.cores() == {}  # never a mechanical copy
+    status = night.json("sleep", "status")
+    assert status["brief"]["id"] == brief["id"]
+    assert "The last sleep failed" in status["say"]
+
+
+def test_the_checks_drop_what_is_not_drawn_from_the_fragments(
+    night: Sleepy,
+    chat: ChatServer,
+):
+    deploy_fragments(night)
+    chat.operations(
+        {"kind": "new_core", "content": "Kubernetes clusters autoscale on Tuesdays"},
+        {"kind": "new_core", "content": "Deploys run from main after CI passes"},
+        {"kind": "attach", "target_core_id": "no-such-core", "content": "deploy from main"},
+        {"kind": "new_core", "content": "deploy only when CI is green"},
+        {"kind": "new_core", "content": "never from release branches, deploy from main"},
+        {"kind": "new_core", "content": "main after CI passes: deploy"},
+        {"kind": "new_core", "content": "CI green on main means deploy"},
+    )
+    night.ok("brief", "--summary", "deploys")
+    slept = night.json("nudge")["check"]["slept"]
+    whys = [d["why"] for d in slept["dropped"]]
+    assert "not in the fragments" in whys and "no core 'no-such-core'" in whys
+    assert "more than 4 operations" in whys  # three fragments: at most four operations
+    assert len(night.draft()["operations"]) == 4
+
+
+def test_a_quiet_sleep_calls_no_model_and_consumes_its_brief(
+    night: Sleepy,
+    chat: ChatServer,
+):
+    brief = night.json("brief", "--summary", "nothing much")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["outcome"] == "quiet" and chat.requests == []
+    stored = json.loads((night.root / f".hippo/sleep/briefs/{brief['id']}.json").read_text())
+    assert stored["consumed_at"] and stored["consumed_by_draft"] is None
+    assert night.json("sleep", "history")[0]["outcome"] == "quiet"
+
+
+def test_hints_move_a_topics_threshold(night: Sleepy, chat: ChatServer):
+    night.remember("Fred Durst is the warrior poet of our time", "fred")
+    night.remember("a fish dream, once", "dream")
+    deploy_fragments(night)
+    chat.operations(
+        {"kind": "new_core", "content": "Fred Durst is the warrior poet of our time"},
+        when=("Fred Durst",),
+    )
+    night.ok("brief", "--summary", "a running bit", "--promote", "fred", "--noise", "deploy")
+    night.ok("nudge")
+    # fred reaches one fragment by its promote hint; deploy is noise; the dream waits
+    assert len(chat.requests) == 1 and "Keep: fred" in chat.prompts[0]
+    assert [op["topic"] for op in night.draft()["operations"]] == ["fred"]
+
+
+def test_a_promote_hint_that_matched_nothing_parks_the_brief(
+    night: Sleepy,
+    chat: ChatServer,
+):
+    night.remember("a fish dream, once", "dream")
+    brief = night.json("brief", "--summary", "x", "--promote", "balatro")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["outcome"] == "nothing to draft" and slept["brief_parked"]
+    assert "brief_unmatched" in night.events()
+    assert night.json("sleep", "status")["brief"] is None  # parked: no sleep on it again
+    newer = night.json("brief", "--summary", "y")
+    parked = json.loads((night.root / f".hippo/sleep/briefs/{brief['id']}.json").read_text())
+    assert parked["consumed_by_draft"] == f"superseded-by-{newer['id']}"
+
+
+def test_sleep_now_asks_for_a_brief_first(night: Sleepy, chat: ChatServer):
+    deploy_fragments(night)
+    chat.operations({"kind": "new_core", "content": "Deploys run from main"})
+    asked = night.json("sleep", "now")
+    assert asked == {"ok": True, "asked_for_brief": True}
+    assert night.json("sleep", "history") == [] and chat.requests == []
+    assert "let's get ready for bed" in night.ok("context").out
+    assert "brief_requested" in night.events()
+    unsteered = night.json("sleep", "now", "--without-brief")
+    assert unsteered["sleep"]["outcome"] == "drafted"
+    assert "(no brief: nobody steered this sleep" in chat.prompts[0]
+    busy = night.run("sleep", "now", "--without-brief")
+    assert busy.code == 1 and "one chain at a time" in busy.err
+
+
+def test_mechanical_mode_makes_cores_of_clusters_and_never_attaches(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    night = make_sleepy(make_workspace(), hippo)
+    night.core_note("deploys-run-from-main", "Deploys run from main")
+    deploy_fragments(night)
+    night.remember("two fragments on tea", "tea")
+    night.remember("the user likes green tea", "tea")
+    night.remember("Keep this exactly: ship on Fridays never", "", "--verbatim")
+    night.ok("brief", "--summary", "deploys")
+    night.ok("nudge")
+    ops = night.draft()["operations"]
+    assert [(op["kind"], op["content"]) for op in ops] == [
+        ("verbatim", "Keep this exactly: ship on Fridays never"),
+        ("new_core", "we deploy from main now, never from release branches"),
+    ]
+    assert ops[1]["evidence_count"] == 3 and night.draft()["extra"]["model_mode"] == "mechanical"
+    night.ok("review", night.draft()["id"], "--approve", "0", "--deny", "1=the core has it")
+    night.ok("nudge")  # mechanical: nothing to redraft, so the chain ends
+    assert all(d["status"] == "closed" for d in night.drafts())
+    assert "preserved_verbatim: true" in night.cores()["keep-this-exactly-ship-on-fridays-never"]
+    assert "Mechanical mode" in night.json("sleep", "status")["say"]

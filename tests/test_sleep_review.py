@@ -1,0 +1,268 @@
+"""Reviewing a draft: one `hippo review` for proposals and drafts, every rule of the store's
+review with its message word for word, and nothing applied halfway."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.models.chat_server import ChatServer
+from tests.sleep_scene import Sleepy, make_sleepy, model_settings
+
+CORE = "deploys-run-from-main"
+
+
+def drafted(night: Sleepy, chat: ChatServer, *operations: dict[str, Any]) -> str:
+    night.remember("Deploys run from main after CI passes", "deploy")
+    night.remember("we deploy from main now, never from release branches", "deploy")
+    night.remember("deploy only when CI is green on main", "deploy")
+    chat.operations(*operations)
+    night.ok("brief", "--summary", "deploys")
+    night.ok("nudge")
+    return str(night.draft()["id"])
+
+
+@pytest.fixture
+def night(make_workspace: WorkspaceMaker, hippo: HippoRunner, chat: ChatServer) -> Sleepy:
+    scene = make_sleepy(make_workspace(), hippo, model_settings(chat.url))
+    scene.core_note(CORE, "Deploys run from main and only from main")
+    return scene
+
+
+THREE = (
+    {"kind": "new_core", "content": "Deploys run from main after CI passes"},
+    {"kind": "attach", "target_core_id": CORE, "content": "deploy only when CI is green on main"},
+    {"kind": "new_core", "content": "never from release branches"},
+)
+
+
+def refused(night: Sleepy, draft: str, decisions: Any) -> str:
+    before = json.dumps(night.draft()), night.cores()
+    (night.root / "d.json").write_text(json.dumps(decisions))
+    run = night.run("review", draft, "--decisions", str(night.root / "d.json"))
+    assert run.code == 1, run.out
+    assert (json.dumps(night.draft()), night.cores()) == before  # nothing landed
+    assert run.err.startswith("error: ") and run.err.count("\n") == 1
+    return run.err.removeprefix("error: ").strip()
+
+
+@pytest.mark.parametrize(
+    ("decisions", "message"),
+    [
+        ([], "'decisions' must be a non-empty list of {op, verdict, critique?}"),
+        ([{"op": 7, "verdict": "approve"}], "no operation 7 on draft '{draft}'"),
+        (
+            [{"op": 0, "verdict": "approve"}, {"op": 0, "verdict": "deny", "critique": "x"}],
+            "operation 0 is decided twice in one review",
+        ),
+        ([{"op": 1, "verdict": "maybe"}], "operation 1: verdict must be approve or deny"),
+        (
+            [{"op": 0, "verdict": "approve"}, {"op": 1, "verdict": "deny", "critique": "  "}],
+            "operation 1: a critique is required to deny",
+        ),
+        (
+            [{"op": 0, "verdict": "approve", "edited_content": "mine"}],
+            "edited_content is only allowed on a terminal draft; deny with a critique and let "
+            "the hippocampus redraft",
+        ),
+        (
+            [{"op": 2, "verdict": "approve", "edited_kind": "verbatim"}],
+            "operation 2: edited_kind, edited_target_core_id and edited_restated_content are "
+            "only allowed on a terminal draft; deny with a critique and let the hippocampus "
+            "redraft",
+        ),
+    ],
+)
+def test_a_bad_decision_is_one_line_and_nothing_lands(
+    night: Sleepy,
+    chat: ChatServer,
+    decisions: Any,
+    message: str,
+):
+    draft = drafted(night, chat, *THREE)
+    assert refused(night, draft, decisions) == message.replace("{draft}", draft)
+
+
+def test_options_give_the_same_decisions(night: Sleepy, chat: ChatServer):
+    draft = drafted(night, chat, *THREE)
+    run = night.run("review", draft, "--deny", "1")
+    assert run.code == 2 and "--deny 1='why'" in run.err
+    assert night.run("review", draft, "--confirm").code == 2
+    done = night.json("review", draft, "--approve", "0", "--deny", "1=not evidence for it")
+    assert (done["approved"], done["denied"], done["pending"], done["status"]) == (
+        1,
+        1,
+        1,
+        "pending",
+    )
+    again = night.run("review", draft, "--approve", "0")
+    assert again.code == 1 and again.err == "error: operation 0 is already approved\n"
+    night.ok("review", draft, "--approve", "2")
+    assert night.draft()["status"] == "reviewed"
+    last = night.run("review", draft, "--approve", "1")
+    assert last.err == f"error: draft '{draft}' is already reviewed\n"
+    unknown = night.run("review", "d-nope", "--approve", "0")
+    assert unknown.code == 2 and "is a proposal" in unknown.err
+
+
+def test_a_target_core_purged_meanwhile_is_refused(night: Sleepy, chat: ChatServer):
+    draft = drafted(night, chat, *THREE)
+    night.ok("forget", CORE, "--reason", "wrong", "--now")
+    message = refused(night, draft, [{"op": 1, "verdict": "approve"}])
+    assert message == f"operation 1: no long-term entry '{CORE}'"
+
+
+def test_a_core_edited_by_hand_between_draft_and_review_is_refused(
+    night: Sleepy,
+    chat: ChatServer,
+):
+    draft = drafted(night, chat, *THREE)
+    note = night.root / f"notes/cores/{CORE}.md"
+    note.write_text(note.read_text() + "A person added this.\n")
+    message = refused(
+        night, draft, [{"op": 0, "verdict": "approve"}, {"op": 1, "verdict": "approve"}]
+    )
+    assert message.startswith(f"operation 1: core '{CORE}' (cores/{CORE}.md) was edited after")
+
+
+def test_a_rewording_that_loses_the_core_needs_restate(night: Sleepy, chat: ChatServer):
+    draft = drafted(
+        night,
+        chat,
+        {
+            "kind": "attach",
+            "target_core_id": CORE,
+            "content": "deploy only when CI is green on main",
+            "restated_content": "deploy only when CI is green on main",
+        },
+        {
+            "kind": "attach",
+            "target_core_id": CORE,
+            "content": "we deploy from main now",
+            "restated_content": "never from release branches",
+        },
+    )
+    # the first restatement equals the episode: dropped at the draft
+    assert "restated_content" not in night.draft()["operations"][0]
+    message = refused(night, draft, [{"op": 1, "verdict": "approve"}])
+    assert message.startswith(
+        f"operation 1: approving this would REPLACE the wording of core {CORE}"
+    )
+    assert '"restate": false' in message and "keeps only 25% of the core's words" in message
+    view = night.json("review", draft)
+    assert view["operations"][1]["restate_check"].startswith("REFUSED as it stands")
+    (night.root / "d.json").write_text(
+        json.dumps([{"op": 1, "verdict": "approve", "restate": False}])
+    )
+    night.ok("review", draft, "--decisions", str(night.root / "d.json"))
+    core = night.cores()[CORE]
+    assert (
+        "\nDeploys run from main and only from main\n" in core
+        and ": we deploy from main now\n" in core
+    )
+    op = night.draft()["operations"][1]
+    assert op["review_edits"] == {"restated_content": "never from release branches"}
+
+
+def test_an_attach_to_a_new_core_of_the_same_draft_needs_that_core(
+    night: Sleepy,
+    chat: ChatServer,
+):
+    draft = drafted(
+        night,
+        chat,
+        {"kind": "new_core", "content": "Deploys run from main after CI passes"},
+        {"kind": "attach", "target_op": 0, "content": "deploy only when CI is green on main"},
+    )
+    message = refused(night, draft, [{"op": 1, "verdict": "approve"}])
+    assert message == (
+        "operation 1 attaches to operation 0's new core; approve operation 0 too, or deny "
+        "operation 1"
+    )
+    # in either order, the core lands first and the attach names it
+    night.ok("review", draft, "--approve", "1", "--approve", "0")
+    ops = night.draft()["operations"]
+    assert ops[1]["target_core_id"] == ops[0]["long_term_id"] and ops[1]["target_op"] == 0
+    assert ": deploy only when CI is green on main" in night.cores()[ops[0]["long_term_id"]]
+
+
+def test_a_denied_core_takes_its_attach_with_it(night: Sleepy, chat: ChatServer):
+    draft = drafted(
+        night,
+        chat,
+        {"kind": "new_core", "content": "Deploys run from main after CI passes"},
+        {"kind": "supersede", "target_op": 0, "content": "deploy only when CI is green on main"},
+    )
+    night.ok("review", draft, "--deny", "0=no")
+    message = refused(night, draft, [{"op": 1, "verdict": "approve"}])
+    assert message == (
+        "operation 1 supersedes operation 0's new core, and operation 0 was denied, so that "
+        "core does not exist; deny operation 1"
+    )
+
+
+def test_a_supersede_lands_two_changes_each_revertible(night: Sleepy, chat: ChatServer):
+    draft = drafted(
+        night,
+        chat,
+        {
+            "kind": "supersede",
+            "target_core_id": CORE,
+            "content": "deploy only when CI is green on main",
+        },
+    )
+    night.ok("review", draft, "--approve", "0")
+    cores = night.cores()
+    new = night.draft()["operations"][0]["long_term_id"]
+    assert f'superseded_by: "{new}"' in cores[CORE] and f'supersedes: "{CORE}"' in cores[new]
+    assert (night.root / f".hippo/receipts/{draft}-op0-mark.json").exists()
+    listed = night.ok("sleep", "cores").out
+    assert f"{CORE}  evidence 2 (superseded by {new})" in listed
+    night.ok("revert", f"{draft}-op0-mark")
+    assert "superseded_by" not in night.cores()[CORE]
+
+
+def test_a_landing_killed_midway_is_finished_by_the_next_run(
+    night: Sleepy,
+    chat: ChatServer,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    import hippo_packs.sleep.landing as landing
+
+    class Killed(BaseException):
+        """Stands in for a kill: nothing after it runs, and nobody catches it."""
+
+    draft = drafted(night, chat, *THREE)
+    real = landing.settle
+    calls = []
+
+    def dies_on_the_second(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 2:
+            raise Killed
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(landing, "settle", dies_on_the_second)
+    with pytest.raises(Killed):
+        night.run("review", draft, "--approve", "0", "--approve", "1", "--approve", "2")
+    statuses = [op["status"] for op in night.draft()["operations"]]
+    assert statuses == ["approved", "approving", "approving"]  # the records say what happened
+    monkeypatch.setattr(landing, "settle", real)
+    assert "interrupted while it landed" in night.json("sleep", "status")["say"]
+    night.ok("sleep", "tick")
+    assert [op["status"] for op in night.draft()["operations"]] == ["approved"] * 3
+    assert night.draft()["status"] == "closed"  # landed, then the tick's tend closed it
+    assert len(night.cores()) == 3
+    assert ": deploy only when CI is green on main" in night.cores()[CORE]
+    receipts = sorted(p.name for p in (night.root / ".hippo/receipts").glob(f"{draft}*"))
+    assert receipts == [f"{draft}-op0.json", f"{draft}-op1.json", f"{draft}-op2.json"]
+
+
+def test_proposals_and_drafts_share_one_review_list(night: Sleepy, chat: ChatServer):
+    draft = drafted(night, chat, *THREE)
+    rows = night.json("review")
+    assert [(r["type"], r["id"]) for r in rows] == [("draft", draft)]
+    assert night.ok("review").out.startswith(f"{draft}  draft  attempt 1  3 operation(s) on deploy")

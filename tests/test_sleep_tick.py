@@ -1,0 +1,299 @@
+"""The tick (tend, then check), bedtime and the brief request, forgetting, the settings,
+and the sleep pack's place in the workspace: init, doctor, context and dream."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from hippo_core.workspace import Workspace
+from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.models.chat_server import ChatServer
+from tests.sleep_scene import Sleepy, make_sleepy, model_settings
+
+CORE = "deploys-run-from-main"
+
+
+@pytest.fixture
+def night(make_workspace: WorkspaceMaker, hippo: HippoRunner) -> Sleepy:
+    return make_sleepy(make_workspace(), hippo)
+
+
+def denied_chain(night: Sleepy, chat: ChatServer) -> str:
+    for text in ("Deploys run from main", "deploy from main", "main is where deploys run"):
+        night.remember(text, "deploy")
+    chat.operations({"kind": "new_core", "content": "Deploys run from main"}, repeat=1)
+    chat.operations({"kind": "new_core", "content": "deploy from main, always"})
+    night.ok("brief", "--summary", "deploys")
+    night.ok("nudge")
+    draft = str(night.draft()["id"])
+    night.ok("review", draft, "--deny", "0=say where CI runs")
+    return draft
+
+
+def test_with_the_tend_cycle_on_redrafts_wait_for_the_interval(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    chat: ChatServer,
+):
+    night = make_sleepy(make_workspace(), hippo, model_settings(chat.url))
+    draft = denied_chain(night, chat)
+    night.set_state(last_redraft=time.time())
+    waited = night.json("sleep", "tick")["tend"]
+    assert waited["deferred"] == [draft] and waited["resubmitted"] == []
+    night.set_state(last_redraft=time.time() - 601)
+    assert night.json("sleep", "tick")["tend"]["resubmitted"] == [night.draft()["id"]]
+    assert "tend cycle" not in night.json("sleep", "status")["say"]
+
+
+def test_with_the_tend_cycle_off_redrafts_wait_for_bedtime_or_the_asking(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    chat: ChatServer,
+):
+    settings = model_settings(chat.url, tend_cycle=False)
+    night = make_sleepy(make_workspace(), hippo, settings)
+    draft = denied_chain(night, chat)
+    night.set_state(last_redraft=0)
+    assert night.json("sleep", "tick")["tend"]["deferred"] == [draft]
+    status = night.json("sleep", "status")
+    assert status["tend_cycle"] is False and status["last_tend"]["deferred"] == [draft]
+    assert "tend cycle is off" in status["say"] and "tend_now" in status["say"]
+    # the open chain's own brief does not count as a new one; a new brief does
+    night.ok("brief", "--summary", "more deploys")
+    assert night.json("sleep", "tick")["tend"]["resubmitted"] == [night.draft()["id"]]
+
+
+def test_tend_by_hand_always_redrafts(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    chat: ChatServer,
+):
+    settings = model_settings(chat.url, tend_cycle=False)
+    night = make_sleepy(make_workspace(), hippo, settings)
+    denied_chain(night, chat)
+    done = night.json("sleep", "tend")
+    assert done["resubmitted"] == [night.draft()["id"]]
+
+
+def test_a_nudge_redrafts_once_whatever_the_clock(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    chat: ChatServer,
+):
+    night = make_sleepy(make_workspace(), hippo, model_settings(chat.url))
+    denied_chain(night, chat)
+    night.set_state(last_redraft=time.time())
+    nudged = night.json("nudge")
+    assert nudged["woke"] is True and len(nudged["tend"]["resubmitted"]) == 1
+    assert "nudged" in night.events() and "nudged" not in night.state()
+
+
+def test_past_bedtime_the_misses_ask_for_a_brief_once(night: Sleepy):
+    long_ago = time.time() - 80_000
+    night.set_state(last_sleep=long_ago)
+    for _ in range(2):
+        assert "asked_for_brief" not in night.json("sleep", "tick")["check"]
+    third = night.json("sleep", "tick")["check"]
+    assert third["misses"] == 3 and third["asked_for_brief"] is True
+    intents = json.loads((night.root / ".hippo/sleep/intents.json").read_text())["intents"]
+    assert [i["topic"] for i in intents] == ["hippocampus, brief"]
+    for _ in range(3):
+        night.ok("sleep", "tick")
+    intents = json.loads((night.root / ".hippo/sleep/intents.json").read_text())["intents"]
+    assert len(intents) == 1  # asked again (the event), but no second note
+    assert night.events().count("brief_requested") == 2
+    status = night.json("sleep", "status")
+    assert status["brief_wanted"] is True and "Past bedtime" in status["say"]
+
+
+def test_bedtime_is_the_interval_after_the_last_sleep_or_the_next_wall_clock_time(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    night = make_sleepy(make_workspace(), hippo, "[sleep]\ninterval_seconds = 100\n")
+    night.set_state(last_sleep=1_000_000.0)
+    assert night.json("sleep", "status")["bedtime_at"] == "1970-01-12T13:56:40Z"  # floor 600
+    clock = make_sleepy(make_workspace(), hippo, '[sleep]\nat = "03:30"\n')
+    clock.set_state(last_sleep=time.time())
+    due = clock.json("sleep", "status")["bedtime_at"]
+    from datetime import datetime
+
+    local = datetime.fromisoformat(due.replace("Z", "+00:00")).astimezone()
+    assert (local.hour, local.minute) == (3, 30)
+
+
+def test_a_month_away_purges_but_sleeps_not(night: Sleepy):
+    night.core_note(CORE, "Deploys run from main")
+    night.ok("forget", CORE, "--reason", "it was wrong")
+    night.set_state(last_sleep=time.time() - 30 * 86400)
+    done = night.json("sleep", "tick")
+    assert done["check"]["purged"] == [CORE] and done["check"]["slept"] is None
+
+
+def test_the_first_sleep_back_is_a_catch_up_that_ages_nothing_out(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    night = make_sleepy(make_workspace(), hippo, "[sleep]\nshort_term_seconds = 1\n")
+    night.remember("an old fragment", "old")
+    time.sleep(1.1)
+    night.ok("brief", "--summary", "x")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["catch_up"] is True and "catch_up" in night.events()
+    assert len(night.json("remember", "list")) == 1  # not aged out on a catch-up
+    night.set_state(last_sleep=time.time() - 10)
+    night.ok("brief", "--summary", "y")
+    night.ok("nudge")
+    assert night.json("remember", "list") == []  # a normal sleep ages it out
+    assert (night.root / ".hippo/sleep/pruned").is_dir()
+
+
+def test_a_purge_leaves_a_tombstone_and_never_the_content(night: Sleepy):
+    for text in ("Deploys run from main", "deploy from main", "main is where deploys run"):
+        night.remember(text, "deploy")
+    night.ok("brief", "--summary", "deploys")
+    night.ok("nudge")
+    draft = night.draft()["id"]
+    night.ok("review", draft, "--approve", "0")
+    core = night.draft()["operations"][0]["long_term_id"]
+    assert night.run("forget", core).code == 1
+    assert "a 'reason' is required" in night.run("forget", core).err
+    assert "no long-term entry 'Home'" in night.run("forget", "Home", "--reason", "x").err
+    flagged = night.ok("forget", core, "--reason", "private")
+    assert "purged at the next tick" in flagged.out
+    assert night.cores()  # a flag alone removes nothing
+    assert night.json("sleep", "tick")["check"]["purged"] == [core]
+    assert night.cores() == {}
+    stone = json.loads((night.root / f".hippo/sleep/tombstones/{core}.json").read_text())
+    assert stone["reason"] == "private" and stone["state"] == "done" and stone["kind"] == "core"
+    assert stone["cascade"]["pruned"] == 3 and stone["cascade"]["drafts_scrubbed"] == 1
+    everything = "".join(
+        p.read_text() for p in night.root.joinpath(".hippo").rglob("*.json") if p.is_file()
+    )
+    assert "main is where deploys run" not in everything  # the content is nowhere
+    assert night.draft()["operations"][0]["content"] == "[purged]"
+    assert night.draft()["summary"] == "[purged in part]"
+    assert night.draft()["operations"][0]["status"] == "approved"  # verdicts kept
+    purged = [e for e in night.json("sleep", "events") if e["event"] == "purged"]
+    assert purged[0]["ids"] == [core] and set(purged[0]) == {"event", "at", "ids"}
+    assert night.run("forget", core, "--reason", "again", "--now").code == 1
+
+
+def test_forget_now_purges_at_once(night: Sleepy):
+    night.core_note(CORE, "Deploys run from main")
+    done = night.json("forget", f"notes/cores/{CORE}.md", "--reason", "emergency", "--now")
+    assert done["tombstone"]["id"] == CORE and night.cores() == {}
+
+
+def test_handoffs_arrive_as_fragments_once(night: Sleepy):
+    night.ok("session", "start", "--id", "s1", "--task", "fix deploys")
+    night.ok("session", "end", "--handoff", "Moved deploys to main; see [[Deploy]].")
+    night.ok("sleep", "tick")
+    night.ok("sleep", "tick")
+    fragments = night.json("remember", "list")
+    assert [(f["content"], f["topic"], f["source"]) for f in fragments] == [
+        ("Moved deploys to main; see [[Deploy]].", "Deploy", "handoff")
+    ]
+
+
+def test_the_open_loops_are_in_the_context_block_within_the_budget(night: Sleepy):
+    night.set_state(last_sleep=time.time() - 80_000)
+    for _ in range(3):
+        night.ok("sleep", "tick")
+    block = night.ok("context").out
+    assert "open loops:\n- I see you're looking tired, let's get ready for bed" in block
+    # the open loops are a required part: they count against the budget like the entry note
+    over = night.run("context", "--budget", "20")
+    assert over.code == 1 and over.err.startswith("error: context over budget: ")
+
+
+def test_settings_are_clamped_and_a_misplaced_key_is_named(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    from hippo_core.plugins import load_plugins
+    from hippo_packs.sleep.config import load
+
+    settings = (
+        "[sleep]\nmax_attempts = 999\ntick_seconds = 1\ntend_interval_seconds = 5\n"
+        "interval_seconds = 10\nmax_tokens = 4096\nbedtime = 3\n[sleep.model]\nmax_token = 1\n"
+    )
+    night = make_sleepy(make_workspace(), hippo, settings)
+    found, warnings = load(Workspace.open(night.root), load_plugins())
+    assert (found.max_attempts, found.tick_seconds, found.tend_interval_seconds) == (10, 30, 60)
+    assert found.interval_seconds == 600 and found.model.max_tokens == 2000
+    assert warnings == [
+        "'sleep.max_tokens' is not a setting and was ignored - did you mean "
+        "sleep.model.max_tokens?",
+        "'sleep.bedtime' is not a setting and was ignored",
+        "'sleep.model.max_token' is not a setting and was ignored - did you mean "
+        "sleep.model.max_tokens?",
+    ]
+    status = night.run("sleep", "status")
+    assert status.code == 0 and status.err.splitlines()[0] == warnings[0]
+    assert any("sleep.bedtime" in line for line in night.ok("doctor").out.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("settings", "heartbeat"),
+    [
+        ("", 300),
+        ("[sleep]\ntend_interval_seconds = 120\n", 120),
+        ("[sleep]\ntend_cycle = false\ntend_interval_seconds = 120\n", 300),
+    ],
+)
+def test_the_heartbeat(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, settings: str, heartbeat: int
+):
+    night = make_sleepy(make_workspace(), hippo, settings)
+    assert night.json("sleep", "status")["heartbeat_seconds"] == heartbeat
+
+
+def test_a_bad_value_is_one_line(make_workspace: WorkspaceMaker, hippo: HippoRunner):
+    night = make_sleepy(make_workspace(), hippo, '[sleep]\nmax_attempts = "three"\n')
+    run = night.run("sleep", "status")
+    assert run.code == 1 and run.err.startswith("error: .hippo/settings.toml: sleep.max_attempts:")
+    late = make_sleepy(make_workspace(), hippo, '[sleep]\nat = "25:00"\n')
+    assert "sleep.at: must be a local time as HH:MM" in late.run("sleep", "status").err
+
+
+def test_bad_input_to_the_commands(night: Sleepy):
+    empty = night.run("brief", "--summary", "  ")
+    assert empty.code == 1 and "a brief needs a summary" in empty.err
+    assert night.run("remember", " ").code == 1
+    assert night.run("remember", "list", "--topic", "x").code == 2
+    assert not (night.root / ".hippo/sleep/briefs").exists() or not any(
+        (night.root / ".hippo/sleep/briefs").iterdir()
+    )
+
+
+def test_without_the_pack_the_commands_say_how_to_add_it(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    root = make_workspace()
+    assert hippo("init", cwd=root).code == 0
+    run = hippo("remember", "x", cwd=root)
+    assert run.code == 1 and "add it with `hippo pack add sleep`" in run.err
+    assert "open loops" not in hippo("context", cwd=root).out
+
+
+def test_dream_leaves_the_sleep_passes_to_the_cycle(scene: Any):
+    assert scene.hippo("pack", "add", "sleep", cwd=scene.root).code == 0
+    scene.transcript(hours_ago=2)
+    scene.proposer_replies()
+    run = scene.dream("--dry-run")
+    assert run.code == 0, run.err
+    window = scene.section("Window")
+    assert any(
+        "sleep/draft not run: the sleep pack's passes run from `hippo sleep`" in line
+        for line in window
+    )
+    assert not any("fragments" in call.get("prompt", "") for call in scene.calls())
+
+
+def test_init_and_doctor_agree_on_what_stays_local(night: Sleepy):
+    ignored = (night.root / ".gitignore").read_text().splitlines()
+    assert "/.hippo/sleep/fragments/" in ignored and "/.hippo/sleep/drafts/" not in ignored
+    doctor = night.ok("doctor").out
+    assert "mechanical mode" in doctor
