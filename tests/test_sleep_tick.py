@@ -297,3 +297,78 @@ def test_init_and_doctor_agree_on_what_stays_local(night: Sleepy):
     assert "/.hippo/sleep/fragments/" in ignored and "/.hippo/sleep/drafts/" not in ignored
     doctor = night.ok("doctor").out
     assert "mechanical mode" in doctor
+
+
+def test_a_model_slower_than_its_timeout_fails_the_sleep(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, chat: ChatServer
+):
+    settings = model_settings(chat.url).replace("timeout_seconds = 10", "timeout_seconds = 0.5")
+    night = make_sleepy(make_workspace(), hippo, settings)
+    for text in ("Deploys run from main", "deploy from main", "main is where deploys run"):
+        night.remember(text, "deploy")
+    chat.operations({"kind": "new_core", "content": "Deploys run from main"}, delay=2.0)
+    night.ok("brief", "--summary", "deploys")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["outcome"] == "failed" and "no answer within 0.5 s" in slept["error"]
+
+
+def test_a_second_sleep_while_one_runs_is_busy(night: Sleepy, monkeypatch: pytest.MonkeyPatch):
+    from hippo_core.locks import file_lock
+
+    monkeypatch.setattr("hippo_packs.sleep.cycle.LOCK_WAIT", 0.2)
+    with file_lock(night.root / ".hippo/sleep/sleep.lock"):
+        run = night.run("sleep", "tick")
+    assert run.code == 1 and run.err.startswith("error: busy: a sleep or tend is running")
+
+
+def test_brief_pull_drafts_after_the_misses_with_nobody_to_ask(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    night = make_sleepy(make_workspace(), hippo, "[sleep]\nbrief_pull = true\n")
+    for text in ("Deploys run from main", "deploy from main", "main is where deploys run"):
+        night.remember(text, "deploy")
+    night.set_state(last_sleep=time.time() - 80_000)
+    for _ in range(2):
+        assert night.json("sleep", "tick")["check"].get("slept") is None
+    slept = night.json("sleep", "tick")["check"]["slept"]
+    assert slept["outcome"] == "drafted"
+    brief = json.loads((night.root / f".hippo/sleep/briefs/{slept['brief']}.json").read_text())
+    assert brief["written_by"] == "the fragments" and "deploy" in brief["summary"]
+
+
+def test_a_purge_killed_midway_is_finished_by_the_next_tick(night: Sleepy):
+    night.core_note(CORE, "Deploys run from main")
+    stone = night.root / f".hippo/sleep/tombstones/{CORE}.json"
+    stone.parent.mkdir(parents=True)
+    stone.write_text(
+        json.dumps(
+            {
+                "id": CORE,
+                "kind": "core",
+                "path": f"cores/{CORE}.md",
+                "reason": "wrong",
+                "purged_at": 1.0,
+                "state": "purging",
+                "cascade": {},
+            }
+        )
+    )
+    assert "interrupted" in night.ok("doctor").out
+    night.ok("sleep", "tick")
+    assert json.loads(stone.read_text())["state"] == "done" and night.cores() == {}
+
+
+def test_decisions_come_from_standard_input(night: Sleepy, monkeypatch: pytest.MonkeyPatch):
+    import io
+
+    for text in ("Deploys run from main", "deploy from main", "main is where deploys run"):
+        night.remember(text, "deploy")
+    night.ok("brief", "--summary", "deploys")
+    night.ok("nudge")
+    draft = night.draft()["id"]
+    monkeypatch.setattr("sys.stdin", io.StringIO('[{"op": 0, "verdict": "approve"}]'))
+    done = night.json("review", draft, "--decisions", "-")
+    assert done["approved"] == 1
+    monkeypatch.setattr("sys.stdin", io.StringIO("not json"))
+    bad = night.run("review", draft, "--decisions", "-")
+    assert bad.code == 2 and bad.err.startswith("error: --decisions standard input: not JSON")

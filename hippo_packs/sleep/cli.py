@@ -223,11 +223,12 @@ def now_command(
 def tend_command(as_json: bool = JSON_OPTION) -> None:
     """Redraft what was denied now, and close the chains that are done."""
     from hippo_packs.sleep import store, tick
+    from hippo_packs.sleep.tend import tend
 
     cycle = _cycle()
     with cycle.lock(what="the tend"):
         state = store.state(cycle.workspace)
-        done = tick.tend(cycle, state, force=True)
+        done = tend(cycle, state, bedtime_at=tick.bedtime(cycle, state), force=True)
         store.save_state(cycle.workspace, state)
     print_json(done) if as_json else _print_tend(done)
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 PACK = "sleep"
+#: Seconds a command waits for the cycle's lock before it says the cycle is busy.
+LOCK_WAIT = 10.0
 
 
 class Busy(HippoError):
@@ -121,11 +123,11 @@ class Cycle:
     # -- the lock -----------------------------------------------------------------------
 
     @contextmanager
-    def lock(self, *, wait: float | None = 10.0, what: str = "this") -> Iterator[None]:
+    def lock(self, *, what: str = "this") -> Iterator[None]:
         from hippo_core.locks import file_lock
 
         path = store.folder(self.workspace, "sleep.lock")
-        with file_lock(path, wait=wait) as handle:
+        with file_lock(path, wait=LOCK_WAIT) as handle:
             if handle is None:
                 raise Busy(
                     f"busy: a sleep or tend is running in this workspace; {what} waits for it "

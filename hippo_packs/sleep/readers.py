@@ -22,7 +22,7 @@ class _Reader:
         from hippo_packs.sleep import drafting, store
         from hippo_packs.sleep.cores import all_cores
         from hippo_packs.sleep.cycle import Cycle
-        from hippo_packs.sleep.tick import waiting_redrafts
+        from hippo_packs.sleep.tend import waiting_redrafts
 
         cycle = Cycle.open(context.workspace, load_plugins())
         if self.name == "fragments":

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from hippo_packs.sleep import drafting, store
 from hippo_packs.sleep.purge import flagged
-from hippo_packs.sleep.tick import bedtime, open_chain, outcome, waiting_redrafts
+from hippo_packs.sleep.tend import outcome, waiting_redrafts
+from hippo_packs.sleep.tick import bedtime, open_chain
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle

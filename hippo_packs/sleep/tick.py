@@ -1,12 +1,9 @@
-"""The tick: tend, then check.
+"""The tick: tend (:mod:`.tend`), then check.
 
-- **tend** closes chains that are done (every operation has a verdict, or the last attempt
-  was denied) and redrafts denied operations from their critique: every
-  ``tend_interval_seconds`` with the tend cycle on; with it off, only once bedtime has
-  passed or a new brief waits; always when nudged or asked (``hippo sleep tend``).
-- **check** purges what was flagged, then sleeps on an open brief when no chain is open.
-  Past bedtime with no brief it counts misses, and every ``brief_check_misses`` of them asks
-  for a brief (one intent for the next session, a ``brief_requested`` event each time).
+Check takes the handoffs of ended sessions as fragments, purges what was flagged, then
+sleeps on an open brief when no chain is open. Past bedtime with no brief it counts misses,
+and every ``brief_check_misses`` of them asks for a brief (one intent for the next session,
+a ``brief_requested`` event each time).
 """
 
 from __future__ import annotations
@@ -16,10 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from hippo_core.dream.model import ModelUnreachable
 from hippo_core.errors import HippoError
-from hippo_packs.sleep import cores as core_notes
 from hippo_packs.sleep import drafting, store
-from hippo_packs.sleep.operations import check_operations, salvage_operations
 from hippo_packs.sleep.purge import purge_flagged
+from hippo_packs.sleep.tend import tend, tidy
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
@@ -58,167 +54,6 @@ def open_chain(cycle: Cycle) -> dict[str, Any] | None:
         if current is None or int(draft.get("attempt", 1)) > int(current.get("attempt", 1)):
             chains[str(draft.get("cluster_id"))] = draft
     return min(chains.values(), key=lambda d: d["id"]) if chains else None
-
-
-# -- tend ---------------------------------------------------------------------------------
-
-
-def outcome(cycle: Cycle, last: dict[str, Any]) -> str:
-    """What the chain whose last attempt is ``last`` has come to."""
-    ops = last.get("operations", [])
-    denied = any(op.get("status") == "denied" for op in ops)
-    if last.get("status") != "reviewed":
-        return "under review"
-    if denied and (last.get("terminal") or cycle.mechanical):
-        return "ended denied"
-    if denied:
-        return "waiting for a redraft"
-    return "landed"
-
-
-def cull(cycle: Cycle) -> list[str]:
-    """Close every chain that is done; the ids of the drafts closed."""
-    closed: list[str] = []
-    for draft in store.drafts(cycle.workspace):
-        if draft.get("status") == "closed":
-            continue
-        attempts = store.chain(cycle.workspace, str(draft.get("cluster_id")))
-        last = attempts[-1]
-        if draft["id"] != last["id"]:
-            continue
-        ended = outcome(cycle, last)
-        if ended not in ("landed", "ended denied"):
-            continue
-        for attempt in attempts:
-            if attempt.get("status") != "closed":
-                attempt["status"] = "closed"
-                attempt.setdefault("extra", {})["closed_at"] = store.now()
-                store.save_draft(cycle.workspace, attempt)
-                closed.append(attempt["id"])
-        store.consume_brief(cycle.workspace, last.get("brief_id_used"), last["id"])
-        store.drop_intent(cycle.workspace, drafting.REVIEW_TOPIC)
-        landed = sum(op.get("status") == "approved" for a in attempts for op in a["operations"])
-        cycle.emit(
-            "chain_ended",
-            cluster=last["cluster_id"],
-            outcome=ended,
-            landed=landed,
-            attempts=len(attempts),
-        )
-        tidy(cycle, catch_up=bool(last.get("extra", {}).get("catch_up")))
-    return closed
-
-
-def waiting_redrafts(cycle: Cycle) -> list[dict[str, Any]]:
-    if cycle.mechanical:
-        return []
-    found = []
-    for draft in store.drafts(cycle.workspace):
-        if draft.get("status") == "closed":
-            continue
-        last = store.chain(cycle.workspace, str(draft.get("cluster_id")))[-1]
-        if draft["id"] == last["id"] and outcome(cycle, last) == "waiting for a redraft":
-            found.append(last)
-    return found
-
-
-def tend(cycle: Cycle, state: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
-    closed = cull(cycle)
-    waiting = waiting_redrafts(cycle)
-    now = store.now()
-    nudged = bool(state.pop("nudged", False))
-    last = float(state.get("last_redraft") or 0)
-    brief = store.open_brief(cycle.workspace)
-    new_brief = brief is not None and all(brief["id"] != d.get("brief_id_used") for d in waiting)
-    if force or nudged:
-        due = True
-    elif cycle.settings.tend_cycle:
-        due = now - last >= cycle.settings.tend_interval_seconds
-    else:
-        due = now >= bedtime(cycle, state) or new_brief
-    report: dict[str, Any] = {"at": now, "closed": closed, "resubmitted": [], "deferred": []}
-    if waiting and not due:
-        report["deferred"] = [d["id"] for d in waiting]
-    elif waiting:
-        state["last_redraft"] = now
-        for draft in waiting:
-            try:
-                made = redraft(cycle, draft)
-            except (ModelUnreachable, HippoError) as exc:
-                report["error"] = str(exc)
-                cycle.emit("sleep_failed", error=str(exc), during="tend", draft=draft["id"])
-                report["deferred"].append(draft["id"])
-                continue
-            if made is not None:
-                report["resubmitted"].append(made["id"])
-        report["closed"] += cull(cycle)
-    state["last_tend"] = {**report, "at": store.iso(now)}
-    return report
-
-
-def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
-    """The next attempt of ``draft``'s chain: each denied operation written again from its
-    critique. A redraft never rewords a core. None when nothing came back (the chain ends
-    as denied: the draft is marked so, and the next cull closes it)."""
-    from hippo_core.dream.render import render_prompt
-
-    live = {c.id: c for c in core_notes.all_cores(cycle.workspace, cycle.cores_dir)}
-    short = {f["id"]: f for f in store.fragments(cycle.workspace)}
-    backend = cycle.backend()
-    operations: list[dict[str, Any]] = []
-    failures: list[dict[str, str]] = []
-    for op in draft["operations"]:
-        if op.get("status") != "denied":
-            continue
-        pile = [short[i] for i in op.get("source_short_ids", []) if i in short]
-        if not pile:
-            continue
-        target = live.get(str(op.get("target_core_id") or ""))
-        prompt = render_prompt(
-            cycle.pass_("redraft"),
-            {
-                "critiques": _critique(op),
-                "fragments": drafting.fragments_text(pile),
-                "cores": drafting.cores_text([target] if target else [], start_only=True),
-            },
-        )
-        reply = backend.complete(prompt)
-        raw, cut = salvage_operations(reply.text, cut_off=reply.cut_off)
-        if not raw:
-            if cut or reply.text.strip() not in ('{"operations": []}', "[]"):
-                failures.append(
-                    {"op": str(op["index"]), "why": drafting.failure(cycle, reply.text, cut)}
-                )
-            continue
-        kept, _dropped = check_operations(
-            [r for r in raw if not (isinstance(r, dict) and r.get("kind") == "verbatim")][:1],
-            pile,
-            live=live,
-            topic=str(op.get("topic") or ""),
-            redraft=True,
-        )
-        for new in kept:
-            new.pop("target_op", None)
-            if new["kind"] in ("attach", "supersede") and "target_core_id" not in new:
-                continue
-            new["redraft_of"] = op["index"]
-            operations.append(new)
-    if not operations:
-        if failures:
-            raise HippoError(f"the redraft of {draft['id']} failed: {failures[0]['why']}")
-        draft.setdefault("extra", {})["redraft"] = "nothing came back"
-        draft["terminal"] = True  # nothing more will come: the chain ends at the next cull
-        store.save_draft(cycle.workspace, draft)
-        return None
-    return drafting.submit(cycle, operations, None, live, chain_of=draft)
-
-
-def _critique(op: dict[str, Any]) -> str:
-    lines = [f"kind: {op.get('kind')}"]
-    if op.get("target_core_id"):
-        lines.append(f"target_core_id: {op['target_core_id']}")
-    lines += [f"content: {op.get('content')}", f"critique: {op.get('critique')}"]
-    return "\n".join(lines) + "\n"
 
 
 # -- check --------------------------------------------------------------------------------
@@ -396,45 +231,13 @@ def _history(state: dict[str, Any], record: dict[str, Any]) -> None:
     state["sleeps"] = [*state.get("sleeps", []), record][-HISTORY:]
 
 
-# -- the tidy -----------------------------------------------------------------------------
-
-
-def tidy(cycle: Cycle, *, catch_up: bool) -> dict[str, int]:
-    """Age out old free fragments, drop expired intents, sweep the pruned archive; a
-    catch-up sleep only drops expired intents, so nothing that never had its chance goes."""
-    now = store.now()
-    intents = store.intents(cycle.workspace)
-    kept = [i for i in intents if not (i.get("expires_at") and float(i["expires_at"]) < now)]
-    if len(kept) != len(intents):
-        store.save_intents(cycle.workspace, kept)
-    done = {"aged_out": 0, "expired": len(intents) - len(kept), "pruned_swept": 0}
-    if catch_up:
-        return done
-    held = drafting.held_fragments(cycle)
-    old = [
-        f["id"]
-        for f in store.fragments(cycle.workspace)
-        if f["id"] not in held
-        and not f.get("verbatim")
-        and now - float(f.get("created") or now) > cycle.settings.short_term_seconds
-    ]
-    done["aged_out"] = len(store.prune(cycle.workspace, old, "aged out"))
-    keep_for = cycle.settings.pruned_safety_days * 86400
-    for path in store.folder(cycle.workspace, "pruned").glob("*.json"):
-        record = store.records_one(path)
-        if record and now - float(record.get("pruned_at") or now) > keep_for:
-            path.unlink(missing_ok=True)
-            done["pruned_swept"] += 1
-    return done
-
-
 # -- a whole tick -------------------------------------------------------------------------
 
 
 def run_tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
     with cycle.lock(what="the tick"):
         state = store.state(cycle.workspace)
-        tended = tend(cycle, state, force=force_tend)
+        tended = tend(cycle, state, bedtime_at=bedtime(cycle, state), force=force_tend)
         checked = check(cycle, state)
         store.save_state(cycle.workspace, state)
     return {"tend": tended, "check": checked}
