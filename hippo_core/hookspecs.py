@@ -18,6 +18,7 @@ from hippo_core.markers import hookspec
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Any
 
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
@@ -219,4 +220,18 @@ def hippo_register_review_queues(register: Callable[[ReviewQueue], None]) -> Non
     item as its reviewer sees it and records decisions on its parts (``--approve``,
     ``--deny``, ``--decisions``). Single proposals are hippo's own queue; the sleep pack's
     drafts are another. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_eval_runners(register: Callable[[str, Any], None]) -> None:
+    """Run a pack's eval cases another way, as ``register(pack, runner)``.
+
+    Called by ``hippo eval pack`` for a pack whose cases are not dreams over transcripts
+    (the sleep pack's are fragments, a brief and the operations a good sleep drafts).
+    ``runner.run_case(case_folder, *, pack, pack_root, mode, workspace, plugins)`` returns a
+    :class:`~hippo_core.packs.evals_result.CaseResult` with the same meaning for its counts
+    (proposals, invalid, applied, matched, expected, verdicts, agreed, calls), so the rates
+    read the same. ``mode`` is ``live``, ``record`` or ``replay``. The first runner
+    registered for a pack wins. Returns nothing.
     """

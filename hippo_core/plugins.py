@@ -349,6 +349,10 @@ class Plugins:
                 f"plugin {origin} failed in {hook}: {type(exc).__name__}: {exc}"
             ) from exc
 
+    def eval_runners(self) -> dict[str, Any]:
+        """The eval runners plugins register, by the pack whose cases each runs."""
+        return self._registry("hippo_register_eval_runners", named=True)
+
     def settings_tables(self) -> dict[str, type]:
         """The settings tables plugins own, by name; the first registered wins."""
         return self._registry("hippo_register_settings", named=True)

@@ -37,6 +37,7 @@ def test_every_hookspec_is_documented():
         "hippo_pass_gate",
         "hippo_register_backends",
         "hippo_register_commands",
+        "hippo_register_eval_runners",
         "hippo_register_kinds",
         "hippo_register_packs",
         "hippo_register_readers",

@@ -38,6 +38,8 @@ class Cycle:
     plugins: Plugins
     settings: SleepSettings
     warnings: list[str] = field(default_factory=list)
+    model: ModelBackend | None = None
+    """A backend that answers instead of ``[sleep.model]`` (an eval's recording or replay)."""
     _passes: dict[str, Pass] | None = None
 
     @classmethod
@@ -71,11 +73,13 @@ class Cycle:
 
     @property
     def mechanical(self) -> bool:
-        return not self.settings.model.url
+        return self.model is None and not self.settings.model.url
 
     def backend(self) -> ModelBackend:
         import os
 
+        if self.model is not None:
+            return self.model
         from hippo_core.dream.backends import OpenAIBackend
 
         model = self.settings.model

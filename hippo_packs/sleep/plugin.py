@@ -86,6 +86,13 @@ def hippo_register_review_queues(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
+def hippo_register_eval_runners(register: Callable[[str, Any], None]) -> None:
+    from hippo_packs.sleep.evals import SleepEval
+
+    register("sleep", SleepEval())
+
+
+@hookimpl
 def hippo_pass_gate(workspace: Workspace, pass_: Any, chunk: Any) -> str | None:
     if pass_.pack != "sleep":
         return None
