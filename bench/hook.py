@@ -14,7 +14,10 @@ and, given more than one count, each case's median at the largest count over its
 and hippo the `hippo` script of a venv where this checkout is pip-installed (see
 bench/harness.py); each figure is CPU (user+sys) and wall time, median and min-max.
 
-Run: python bench/hook.py [--notes N ...] [--runs R]
+With ``--sleep`` the workspace has the sleep pack added and an open loop waiting (a draft to
+review), so session-start also reads and prints the pack's part of the block.
+
+Run: python bench/hook.py [--notes N ...] [--runs R] [--sleep]
 """
 
 from __future__ import annotations
@@ -89,6 +92,17 @@ def cases(
     return found
 
 
+def with_open_loop(hippo: Path, root: Path, env: dict[str, str]) -> None:
+    """The sleep pack added, and a draft waiting for review (an intent at session start)."""
+    run([hippo, "pack", "add", "sleep"], cwd=root, env=env)
+    for text in ("Deploys run from main", "deploy from main", "main is where deploys run"):
+        run([hippo, "remember", text, "--topic", "deploy"], cwd=root, env=env)
+    run([hippo, "brief", "--summary", "deploys"], cwd=root, env=env)
+    run([hippo, "nudge"], cwd=root, env=env)
+    if "open loops:" not in run([hippo, "context"], cwd=root, env=env)[3]:
+        raise SystemExit("the sleep pack's open loop is not in the context block")
+
+
 def logged(env: dict[str, str]) -> str:
     """What the hooks logged: a hook exits 0 whatever went wrong."""
     log = Path(env["HIPPO_HOME"]) / "hooks.log"
@@ -99,6 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--sleep", action="store_true", help="add the sleep pack, a loop open")
     args = parser.parse_args()
     hippo = installed_hippo()
     found: dict[int, dict[str, Sample]] = {}
@@ -110,6 +125,8 @@ def main() -> None:
         for count in args.notes:
             root = tmp_path / f"ws-{count}"
             make_workspace(root, count)
+            if args.sleep:
+                with_open_loop(hippo, root, env)
             found[count] = cases(hippo, python, root, env, args.runs)
             base = found[count]["floor"]
             row(f"python -c pass (the floor, with {count:,} notes)", base, base)

@@ -44,13 +44,9 @@ def table(workspace: Workspace, plugins: Plugins, name: str) -> tuple[Any, list[
     try:
         return model.model_validate(cleaned), warnings
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join([name, *(str(part) for part in error["loc"])])
-        message = error["msg"].removeprefix("Value error, ")
-        found = _found(cleaned, error["loc"])
-        raise HippoError(
-            f"{SHOWN_AS}: {where}: {message[:1].lower() + message[1:]}, found {found}"
-        ) from None
+        from hippo_core.settings_schema import error_line
+
+        raise HippoError(error_line(exc, cleaned, SHOWN_AS, (name,))) from None
 
 
 def unknown_tables(workspace: Workspace, plugins: Plugins) -> list[str]:
@@ -118,14 +114,3 @@ def _known_only(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any
             value = _known_only(inner, value)
         cleaned[key] = value
     return cleaned
-
-
-def _found(values: dict[str, Any], loc: tuple[int | str, ...]) -> str:
-    value: Any = values
-    for part in loc:
-        try:
-            value = value[part]
-        except (KeyError, IndexError, TypeError):
-            return "nothing"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."

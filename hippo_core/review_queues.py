@@ -53,7 +53,8 @@ class ReviewQueue(Protocol):
         decisions: list[dict[str, Any]],
         note: str,
     ) -> dict[str, Any]:
-        """Check every decision, then land them; returns what happened (``--json``)."""
+        """Check every decision, then land them; returns what happened (``--json``): its
+        ``lines`` are printed, and ``ok`` False makes ``hippo review`` exit 1."""
         ...
 
 

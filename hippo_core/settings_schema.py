@@ -148,12 +148,18 @@ def _validate(values: dict[str, Any], shown_as: str) -> SettingsModel:
     try:
         return SettingsModel.model_validate(values)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        message = error["msg"].removeprefix("Value error, ")
-        message = message[:1].lower() + message[1:]
-        found = _shown_value(values, error["loc"])
-        raise HippoError(f"{shown_as}: {where}: {message}, found {found}") from None
+        raise HippoError(error_line(exc, values, shown_as)) from None
+
+
+def error_line(
+    exc: ValidationError, values: dict[str, Any], shown_as: str, prefix: tuple[str, ...] = ()
+) -> str:
+    """The first problem of ``exc``: ``<file>: <key>: <what is wrong>, found <value>``."""
+    error = exc.errors()[0]
+    where = ".".join([*prefix, *(str(part) for part in error["loc"])])
+    message = error["msg"].removeprefix("Value error, ")
+    message = message[:1].lower() + message[1:]
+    return f"{shown_as}: {where}: {message}, found {_shown_value(values, error['loc'])}"
 
 
 def _shown_value(values: dict[str, Any], loc: tuple[int | str, ...]) -> str:

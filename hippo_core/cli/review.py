@@ -77,6 +77,8 @@ def review(
         else:
             for line in result.get("lines", []):
                 typer.echo(line)
+        if not result.get("ok", True):
+            raise typer.Exit(1)
         return
     if per_part:
         raise UsageError(f"{item} is a proposal: give --confirm or --reject")

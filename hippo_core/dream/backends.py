@@ -272,6 +272,20 @@ def _shorten(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
+def api_key(variable: str, setting: str) -> str | None:
+    """The API key in the environment variable ``variable`` (None when none is named);
+    raises :class:`HippoError` naming ``setting`` when the variable is not set."""
+    if not variable:
+        return None
+    key = os.environ.get(variable)
+    if not key:
+        raise HippoError(
+            f"{setting} names {variable}, which is not set in the environment; export it, "
+            "or change the setting in .hippo/settings.toml"
+        )
+    return key
+
+
 @dataclass
 class OpenAIBackend:
     """Posts to ``<url>/chat/completions`` of an OpenAI-compatible server.
@@ -294,15 +308,7 @@ class OpenAIBackend:
     def from_workspace(cls, workspace: Workspace) -> OpenAIBackend:
         settings = workspace.settings
         table = settings.openai
-        key = None
-        if table.api_key_env:
-            key = os.environ.get(table.api_key_env)
-            if not key:
-                raise HippoError(
-                    f"openai.api_key_env names {table.api_key_env}, which is not set in "
-                    "the environment; export it, or change api_key_env in "
-                    ".hippo/settings.toml"
-                )
+        key = api_key(table.api_key_env, "openai.api_key_env")
         url = table.url.rstrip("/") + "/chat/completions"
         return cls(
             url,

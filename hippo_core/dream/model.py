@@ -319,7 +319,8 @@ class Event:
 
     Names: ``chunk-started``, ``proposal``, ``invalid``, ``verdict``, ``applying``,
     ``applied``, ``not-applied`` (confirmed, but the note changed or the edit no longer
-    fits), ``chunk-done``, ``dream-finished``, ``reverted``.
+    fits), ``chunk-done``, ``dream-finished``, ``reverted``. A plugin sends its own under
+    its name: the sleep pack's are ``sleep.<event>`` (``sleep.draft_submitted`` ...).
     """
 
     name: str

@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -168,17 +168,26 @@ def run_case(
     case: Case, pack: str, pack_root: Path, settings: str, mode: Mode, plugins: Plugins
 ) -> CaseResult:
     """Run one case in a temporary folder with its own ``HIPPO_HOME``; remove it after."""
+    with case_folder() as temp:
+        try:
+            return _run(case, pack, pack_root, settings, mode, plugins, temp)
+        except UsageError:
+            raise
+        except HippoError as exc:
+            return CaseResult(case.name, "failed", " ".join(str(exc).split()))
+        except OSError as exc:  # a case file that cannot be read or copied
+            return CaseResult(case.name, "failed", f"{exc.filename}: {exc.strerror or exc}")
+
+
+@contextlib.contextmanager
+def case_folder() -> Iterator[Path]:
+    """A temporary folder for one case, with its own ``HIPPO_HOME`` (``<folder>/home``)
+    for as long as the case runs; both gone after."""
     temp = Path(tempfile.mkdtemp(prefix="hippo-eval-")).resolve()
     saved = os.environ.get("HIPPO_HOME")
     os.environ["HIPPO_HOME"] = str(temp / "home")
     try:
-        return _run(case, pack, pack_root, settings, mode, plugins, temp)
-    except UsageError:
-        raise
-    except HippoError as exc:
-        return CaseResult(case.name, "failed", " ".join(str(exc).split()))
-    except OSError as exc:  # a case file that cannot be read or copied
-        return CaseResult(case.name, "failed", f"{exc.filename}: {exc.strerror or exc}")
+        yield temp
     finally:
         if saved is None:
             os.environ.pop("HIPPO_HOME", None)

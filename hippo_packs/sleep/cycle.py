@@ -76,20 +76,12 @@ class Cycle:
         return self.model is None and not self.settings.model.url
 
     def backend(self) -> ModelBackend:
-        import os
-
         if self.model is not None:
             return self.model
-        from hippo_core.dream.backends import OpenAIBackend
+        from hippo_core.dream.backends import OpenAIBackend, api_key
 
         model = self.settings.model
-        key = None
-        if model.api_key_env:
-            key = os.environ.get(model.api_key_env)
-            if not key:
-                raise HippoError(
-                    f"sleep.model.api_key_env names {model.api_key_env}, which is not set"
-                )
+        key = api_key(model.api_key_env, "sleep.model.api_key_env")
         return OpenAIBackend(
             model.url.rstrip("/") + "/chat/completions",
             model.name,

@@ -28,9 +28,7 @@ the operations drafted, ``invalid`` those the checks dropped, ``applied`` those 
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -106,20 +104,14 @@ class SleepEval:
         workspace: Workspace | None,
         plugins: Plugins,
     ) -> CaseResult:
+        from hippo_core.packs.evals import case_folder
+
         case = load(folder)
-        temp = Path(tempfile.mkdtemp(prefix="hippo-eval-sleep-")).resolve()
-        saved = os.environ.get("HIPPO_HOME")
-        os.environ["HIPPO_HOME"] = str(temp / "home")
-        try:
-            return _run(case, folder, pack_root, mode, workspace, plugins, temp / "workspace")
-        except HippoError as exc:
-            return CaseResult(folder.name, "failed", " ".join(str(exc).split()))
-        finally:
-            if saved is None:
-                os.environ.pop("HIPPO_HOME", None)
-            else:
-                os.environ["HIPPO_HOME"] = saved
-            shutil.rmtree(temp, ignore_errors=True)
+        with case_folder() as temp:
+            try:
+                return _run(case, folder, pack_root, mode, workspace, plugins, temp / "workspace")
+            except HippoError as exc:
+                return CaseResult(folder.name, "failed", " ".join(str(exc).split()))
 
 
 def _settings(workspace: Workspace | None, plugins: Plugins) -> str:

@@ -30,6 +30,9 @@ PERSONA = "personas/reviewer.md"
 
 
 def decide(cycle: Cycle, draft_id: str, given: Any, note: str) -> dict[str, Any]:
+    """Check every decision, write down the plan, land the approved operations (new cores
+    first), record the denied ones; what happened to each. ``ok`` is False when a change
+    could not be written (the note changed meanwhile): that operation is pending again."""
     draft = store.load_draft(cycle.workspace, draft_id)
     decisions = check(cycle, draft, given)
     operations = draft["operations"]
@@ -62,7 +65,7 @@ def decide(cycle: Cycle, draft_id: str, given: Any, note: str) -> dict[str, Any]
         f"{counts['denied']} denied, {counts['pending']} pending"
     )
     return {
-        "ok": True,
+        "ok": not any(r.get("error") for r in results),
         "draft_id": draft_id,
         "status": draft["status"],
         **counts,

@@ -62,6 +62,18 @@ def salvage_operations(text: str, *, cut_off: bool = False) -> tuple[list[Any], 
         found.append(value)
 
 
+def empty_answer(text: str) -> bool:
+    """True for an answer that is, as asked, no operation at all: ``{"operations": []}`` or
+    ``[]`` (in a code fence or not)."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    try:
+        value = json.loads(fenced.group(1) if fenced else body)
+    except ValueError:
+        return False
+    return bool(value == [] or value == {"operations": []})
+
+
 def check_operations(
     raw: list[Any],
     pile: list[dict[str, Any]],

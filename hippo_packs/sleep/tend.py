@@ -16,7 +16,7 @@ from hippo_core.dream.model import ModelUnreachable
 from hippo_core.errors import HippoError
 from hippo_packs.sleep import cores as core_notes
 from hippo_packs.sleep import drafting, store
-from hippo_packs.sleep.operations import check_operations, salvage_operations
+from hippo_packs.sleep.operations import check_operations, empty_answer, salvage_operations
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
@@ -146,7 +146,7 @@ def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
         reply = backend.complete(prompt)
         raw, cut = salvage_operations(reply.text, cut_off=reply.cut_off)
         if not raw:
-            if cut or reply.text.strip() not in ('{"operations": []}', "[]"):
+            if not empty_answer(reply.text):
                 failures.append(
                     {"op": str(op["index"]), "why": drafting.failure(cycle, reply.text, cut)}
                 )
