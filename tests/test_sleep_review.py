@@ -266,3 +266,36 @@ def test_proposals_and_drafts_share_one_review_list(night: Sleepy, chat: ChatSer
     rows = night.json("review")
     assert [(r["type"], r["id"]) for r in rows] == [("draft", draft)]
     assert night.ok("review").out.startswith(f"{draft}  draft  attempt 1  3 operation(s) on deploy")
+
+
+def test_the_terminal_attempt_takes_the_reviewers_own_kind_and_target(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, chat: ChatServer
+):
+    night = make_sleepy(make_workspace(), hippo, model_settings(chat.url, max_attempts=1))
+    night.core_note(CORE, "Deploys run from main and only from main")
+    draft = drafted(
+        night,
+        chat,
+        {"kind": "supersede", "target_core_id": CORE, "content": "deploy only when CI is green"},
+        {"kind": "new_core", "content": "never from release branches"},
+    )
+    assert night.draft()["terminal"] is True  # max_attempts 1: the first attempt is the last
+    wrong = refused(night, draft, [{"op": 1, "verdict": "approve", "edited_kind": "attach"}])
+    assert wrong == "operation 1: a attach needs a core; give edited_target_core_id"
+    sideways = refused(night, draft, [{"op": 1, "verdict": "approve", "edited_kind": "sideways"}])
+    assert sideways == (
+        "operation 1: edited_kind must be one of new_core, attach, supersede, verbatim"
+    )
+    blank = refused(night, draft, [{"op": 1, "verdict": "approve", "edited_content": " "}])
+    assert blank == "edited_content must be non-empty; omit it to apply as-is"
+    decisions = [
+        {"op": 0, "verdict": "approve", "edited_kind": "new_core"},
+        {"op": 1, "verdict": "approve", "edited_kind": "attach", "edited_target_core_id": CORE},
+    ]
+    (night.root / "d.json").write_text(json.dumps(decisions))
+    night.ok("review", draft, "--decisions", str(night.root / "d.json"))
+    ops = night.draft()["operations"]
+    assert ops[0]["review_edits"] == {"kind": "supersede", "target_core_id": CORE}
+    assert "superseded_by" not in night.cores()[CORE]
+    assert ": never from release branches\n" in night.cores()[CORE]
+    assert ops[1]["long_term_id"] == CORE
