@@ -78,7 +78,7 @@ def test_the_reviewer_sees_persona_note_change_and_evidence_but_never_the_reason
     [
         REJECT,
         "I confirm this change.",
-        '```json\n{"verdict": "confirm", "notes": "ok"}\n```',
+        '```json\n{"verdict": "confirm", "notes": "ok"}\n```\nThat is my verdict.',
         '{"verdict": "confirm", "notes": "ok"} {"verdict": "confirm", "notes": "ok"}',
         '{"verdict": "yes", "notes": "ok"}',
         '{"verdict": "confirm"}',
@@ -89,13 +89,39 @@ def test_anything_but_one_confirming_object_is_a_rejection(scene: Scene, verdict
     scene.transcript()
     scene.proposer_replies(replace(), verdict=verdict)
     run = scene.dream()
-    assert run.code == 0
+    # The only reviewer reply could not be read: the run fails, so the context block warns.
+    assert run.code == (0 if verdict == REJECT else 1)
+    if verdict != REJECT:
+        assert (
+            scene.report()
+            .splitlines()[1]
+            .startswith(
+                "error: no reply of the reviewer of core/verify could be read (1 in this chunk)"
+            )
+        )
     assert scene.note.read_text() == TESTING
     [receipt] = scene.files("receipts")
     record = json.loads(receipt.read_text())
     assert record["verdict"] == "reject" and record["state"] == "rejected"
     assert record["applied"] == "" and record["snapshot"] == ""
     assert not (scene.root / ".hippo/snapshots").exists()
+
+
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        '```json\n{"verdict": "confirm", "notes": "ok"}\n```',
+        '```\n{"verdict": "confirm", "notes": "ok"}\n```\n',
+        '{"verdict": "confirm", "notes": "ok"}',
+    ],
+)
+def test_one_object_alone_or_in_one_fence_is_read(scene: Scene, verdict: str):
+    scene.transcript()
+    scene.proposer_replies(replace(), verdict=verdict)
+    assert scene.dream().code == 0
+    [receipt] = scene.files("receipts")
+    assert json.loads(receipt.read_text())["state"] == "applied"
+    assert "replies of core/verify, reviewer: 1 read, 0 unreadable" in scene.report()
 
 
 def test_an_unreachable_reviewer_fails_the_run_and_keeps_the_window(scene: Scene):

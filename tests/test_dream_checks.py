@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.conftest import write_notes
+from tests.conftest import WorkspaceMaker, write_notes
 from tests.dream_scene import PROPOSER, VERIFY_REVIEWER, Scene, replace
 
 MB = 1024 * 1024
@@ -24,7 +24,18 @@ def failures_after(scene: Scene, reply: str | None = None, **rule: object) -> li
     proposer = {"when": [PROPOSER], **({"reply": reply} if reply is not None else {}), **rule}
     scene.model(proposer, {"when": [VERIFY_REVIEWER], "reply": '{"verdict":"confirm","notes":""}'})
     run = scene.dream()
-    assert run.code == 0, run.err
+    unreadable = "replies of core/verify, proposer: 0 read, 1 unreadable" in scene.report()
+    # A run in which no reply of the proposer could be read fails, naming the model.
+    assert run.code == (1 if unreadable else 0), run.err
+    if unreadable:
+        assert (
+            scene.report()
+            .splitlines()[1]
+            .startswith(
+                "error: no reply of the proposer of core/verify could be read (1 in this chunk) "
+                "from model_command "
+            )
+        )
     assert not any(VERIFY_REVIEWER in (c["system"] or "") for c in scene.calls())
     assert scene.files("proposals") == [] and scene.files("receipts") == []
     return scene.section("Validation failures")
@@ -139,3 +150,30 @@ def test_the_session_log_is_not_dreamed_over(scene: Scene):
     assert scene.hippo("log", cwd=scene.root).code == 0
     [failure] = failures_after(scene, json.dumps([replace(note="Session log.md")]))
     assert "is the session log, which `hippo log` writes" in failure
+
+
+def test_a_chunk_fails_only_when_no_reply_of_a_role_could_be_read(
+    make_workspace: WorkspaceMaker,
+):
+    from datetime import UTC, datetime
+
+    from hippo_core.dream.report import Report
+    from hippo_core.dream.run import _all_unreadable
+    from hippo_core.errors import HippoError
+    from hippo_core.workspace import Workspace
+
+    workspace = Workspace.open(make_workspace('model_command = ["my-model", "-p"]\n'))
+    report = Report(datetime.now(UTC), dry_run=False)
+    report.reply("core/verify", "proposer", "[]", "")
+    report.reply("core/verify", "proposer", "Sure! " * 30, "not JSON")
+    _all_unreadable(workspace, report, {})  # one of two read: the chunk stands
+    before = {key: (t.read, t.unreadable) for key, t in report.replies.items()}
+    report.reply("core/verify", "proposer", "Sure! " * 30, "not JSON")
+    with pytest.raises(HippoError) as failed:
+        _all_unreadable(workspace, report, before)
+    assert str(failed.value) == (
+        "no reply of the proposer of core/verify could be read (1 in this chunk) from "
+        "model_command my-model -p; the first began 'Sure! Sure! Sure! Sure! Sure! Sure! Sure! "
+        "Sure! Sure! Sur...'"
+    )
+    assert "- replies of core/verify, proposer: 1 read, 2 unreadable" in report.render()

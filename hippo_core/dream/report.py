@@ -33,6 +33,14 @@ PHASES = ("search", "rendering", "validation", "writing", "model")
 
 
 @dataclass
+class Replies:
+    read: int = 0
+    unreadable: int = 0
+    first: str = ""
+    """The start of the first reply that could not be read, quoted."""
+
+
+@dataclass
 class Report:
     """Lines gathered during a run, section by section."""
 
@@ -43,6 +51,20 @@ class Report:
     lines: dict[str, list[str]] = field(default_factory=lambda: {s: [] for s in SECTIONS})
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     counts: Counter[str] = field(default_factory=Counter)
+    replies: dict[tuple[str, str], Replies] = field(default_factory=dict)
+    """Model replies by ``(pass, role)``: how many could be read, how many not."""
+
+    def reply(self, pass_key: str, role: str, text: str, problem: str) -> None:
+        """Count one reply of the ``proposer`` or the ``reviewer``; ``problem`` is why it
+        could not be read ("" when it was)."""
+        tally = self.replies.setdefault((pass_key, role), Replies())
+        if not problem:
+            tally.read += 1
+            return
+        tally.unreadable += 1
+        if not tally.first:
+            line = " ".join(text.split()) or "(empty)"
+            tally.first = repr(line if len(line) <= 60 else line[:57] + "...")
 
     def add(self, section: str, line: str) -> None:
         self.lines[section].append(f"- {line}")
@@ -60,6 +82,11 @@ class Report:
             lines = list(self.lines[section])
             if section == "Window" and self.dry_run:
                 lines.insert(0, DRY_RUN_LINE)
+            if section == "Inputs":
+                lines += [
+                    f"- replies of {key}, {role}: {tally.read} read, {tally.unreadable} unreadable"
+                    for (key, role), tally in sorted(self.replies.items())
+                ]
             if section == "Inputs" and self.seconds:
                 lines.append(
                     "- time: "

@@ -8,6 +8,7 @@ reasoning or the proposal's ``reason``. Its reply must be exactly one JSON objec
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from hippo_core.dream.blocks import fence
@@ -47,9 +48,17 @@ def review_prompt(request: ReviewRequest) -> str:
     return "\n".join(parts)
 
 
+#: A reply that is one code fence and nothing else (the info string may name a language).
+_FENCED = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)
+
+
 def parse_verdict(text: str) -> tuple[str, str, str]:
-    """``(verdict, notes, problem)``; a reply that is not the one object is a rejection."""
+    """``(verdict, notes, problem)``: the reply is the one object, alone or as the only thing
+    inside one code fence; anything else is a rejection (it fails closed)."""
     stripped = text.strip()
+    fenced = _FENCED.fullmatch(stripped)
+    if fenced:
+        stripped = fenced.group(1).strip()
     try:
         value: Any = json.loads(stripped)
     except ValueError:

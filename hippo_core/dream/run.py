@@ -233,6 +233,7 @@ def _chunk(
 ) -> None:
     sessions = views.overlapping(chunk)
     plugins.event(workspace, Event("chunk-started", {"chunk": chunk.label()}))
+    replies_before = {key: (t.read, t.unreadable) for key, t in report.replies.items()}
     calls_before = report.counts["calls"] + report.counts["would call"]
     for pass_ in passes:
         if not sessions:
@@ -245,6 +246,7 @@ def _chunk(
         for note in _dreamable(workspace) if pass_.per_note else [None]:
             runner.run(note)
         runner.summarise()
+    _all_unreadable(workspace, report, replies_before)
     calls = report.counts["calls"] + report.counts["would call"] - calls_before
     detail = f"{len(sessions)} session{'s' if len(sessions) != 1 else ''}"
     if not calls:
@@ -255,6 +257,30 @@ def _chunk(
         detail += f", {calls} model call{'s' if calls != 1 else ''}"
     report.add("Window", f"chunk {chunk.label()}: done, {detail}")
     plugins.event(workspace, Event("chunk-done", {"chunk": chunk.label()}))
+
+
+def _all_unreadable(
+    workspace: Workspace, report: Report, before: dict[tuple[str, str], tuple[int, int]]
+) -> None:
+    """Fail the chunk when, in it, no reply of a pass's proposer or reviewer could be read:
+    a model that answers in another shape must not look like one that found nothing."""
+    for (key, role), tally in sorted(report.replies.items()):
+        read, unreadable = before.get((key, role), (0, 0))
+        if tally.read == read and tally.unreadable > unreadable:
+            count = tally.unreadable - unreadable
+            raise HippoError(
+                f"no reply of the {role} of {key} could be read ({count} in this chunk) from "
+                f"{_model_named(workspace)}; the first began {tally.first}"
+            )
+
+
+def _model_named(workspace: Workspace) -> str:
+    settings = workspace.settings
+    if settings.model_backend == "command":
+        return "model_command " + " ".join(settings.model_command)
+    if settings.model_backend == "openai":
+        return f"the openai backend at {settings.openai.url}"
+    return f"the {settings.model_backend} backend"
 
 
 def _dreamable(workspace: Workspace) -> list[Note]:

@@ -192,6 +192,7 @@ class UnitRunner:
                 elements, problem = [], "the reply was too large to read"
             else:
                 elements, problem = parse_reply(text)
+            self.report.reply(self.pass_.key, "proposer", text or "", problem)
             if problem:
                 self.report.add("Validation failures", f"{where}: {problem}")
                 return
@@ -280,6 +281,8 @@ class UnitRunner:
         )
         with self.phase("model"):
             verdict: Verdict = reviewer.review(request)
+        if verdict.call is not None:  # a model answered (the queue reviewer makes no call)
+            self.report.reply(self.pass_.key, "reviewer", verdict.reply, verdict.problem)
         with self.phase("writing"):
             receipts.write(
                 receipts.folder(workspace, "reviews") / f"{proposal.id}.json",
