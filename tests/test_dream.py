@@ -153,6 +153,24 @@ def test_no_sessions_in_the_window_means_no_model_call(scene: Scene):
     assert any("0 sessions (no model call)" in line for line in scene.section("Window"))
 
 
+def test_a_dry_run_shows_the_prompts_it_would_send(scene: Scene):
+    scene.transcript()
+    scene.proposer_replies(replace())
+    run = scene.dream("--dry-run", "--show-prompts")
+    assert run.code == 0 and scene.calls() == []
+    first = run.out.splitlines()[0]
+    assert first.startswith("===== ") and "core/verify, note `Testing.md`: " in first
+    size = int(first.rsplit(": ", 1)[1].removesuffix(" bytes =====").replace(",", ""))
+    prompt = run.out.split("\n", 1)[1].rsplit("dream ok: report ", 1)[0]
+    assert len(prompt.encode("utf-8")) in (size, size + 1)  # plus the line end it may lack
+    assert TESTING.strip() in prompt  # the note, whole, as the model would see it
+    assert any(
+        f"prompt of {size:,} bytes (dry run: not sent)" in line for line in scene.section("Inputs")
+    )
+    refused = scene.dream("--show-prompts")
+    assert refused.code == 2 and "--show-prompts goes with --dry-run" in refused.err
+
+
 def test_a_dry_run_writes_only_its_report(scene: Scene):
     scene.transcript()
     scene.proposer_replies(replace())

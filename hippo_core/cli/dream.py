@@ -8,6 +8,7 @@ import sys
 import typer
 
 from hippo_core.cli.common import say, workspace
+from hippo_core.errors import UsageError
 
 
 def dream(
@@ -23,6 +24,9 @@ def dream(
         metavar="WHEN",
         help="Start the window here instead of at the last success (a date, or 24h/7d/2w ago).",
     ),
+    show_prompts: bool = typer.Option(
+        False, "--show-prompts", help="With --dry-run: print every prompt it built, whole."
+    ),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print each step on stderr."),
 ) -> None:
     """Check notes against transcripts and fold in what sessions learned, with review."""
@@ -31,6 +35,8 @@ def dream(
     from hippo_core.dream.state import parse_time
     from hippo_core.index.search import parse_since
 
+    if show_prompts and not dry_run:
+        raise UsageError("--show-prompts goes with --dry-run: hippo dream --dry-run --show-prompts")
     start = parse_time(parse_since(since) + "Z") if since else None
     found = workspace()
     if verbose:
@@ -41,9 +47,13 @@ def dream(
         logger.setLevel(logging.INFO)
     outcome = run_dream(
         found,
-        Options(only=pass_name, dry_run=dry_run, since=start),
+        Options(only=pass_name, dry_run=dry_run, since=start, show_prompts=show_prompts),
         say=say,
     )
+    for where, prompt in outcome.prompts:
+        size = len(prompt.encode("utf-8"))
+        typer.echo(f"===== {where}: {size:,} bytes =====")
+        typer.echo(prompt if prompt.endswith("\n") else prompt + "\n", nl=False)
     typer.echo(f"dream {outcome.status}: report {found.relative(outcome.report)}")
     if outcome.status != "ok":
         typer.echo(f"error: {outcome.error}", err=True)

@@ -52,6 +52,10 @@ class Report:
     seconds: dict[str, float] = field(default_factory=lambda: dict.fromkeys(PHASES, 0.0))
     counts: Counter[str] = field(default_factory=Counter)
     replies: dict[tuple[str, str], Replies] = field(default_factory=dict)
+    keep_prompts: bool = False
+    prompts: list[tuple[str, str]] = field(default_factory=list)
+    """With ``keep_prompts`` (a dry run's ``--show-prompts``), each prompt built, by where
+    it would have gone."""
     """Model replies by ``(pass, role)``: how many could be read, how many not."""
 
     def reply(self, pass_key: str, role: str, text: str, problem: str) -> None:

@@ -51,6 +51,8 @@ class Options:
     ``transcript_dirs``."""
     passes: frozenset[str] | None = None
     """The keys (``<pack>/<name>``) of the passes to run; None runs them all."""
+    show_prompts: bool = False
+    """A dry run keeps each prompt it built (``Outcome.prompts``) to show it."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ class Outcome:
     report: Path
     status: str
     error: str
+    prompts: tuple[tuple[str, str], ...] = ()
+    """A dry run's prompts with ``--show-prompts``: where each would go, and its text."""
 
 
 @contextmanager
@@ -95,6 +99,7 @@ def dream(workspace: Workspace, options: Options, say: Callable[[str], None]) ->
     with dream_lock(workspace):
         plugins = load_plugins()
         report = Report(datetime.now(UTC), options.dry_run)
+        report.keep_prompts = options.dry_run and options.show_prompts
         try:
             _run(workspace, plugins, options, report, say)
         except UsageError:
@@ -107,7 +112,7 @@ def dream(workspace: Workspace, options: Options, say: Callable[[str], None]) ->
             _finish(workspace, plugins, options, report)
             raise
         path = _finish(workspace, plugins, options, report)
-    return Outcome(path, report.status, report.error)
+    return Outcome(path, report.status, report.error, tuple(report.prompts))
 
 
 def _finish(workspace: Workspace, plugins: Plugins, options: Options, report: Report) -> Path:

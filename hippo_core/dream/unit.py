@@ -155,6 +155,8 @@ class UnitRunner:
         size = len(prompt.encode("utf-8"))
         if self.backend is None:
             self.report.counts["would call"] += 1
+            if self.report.keep_prompts:
+                self.report.prompts.append((self.where(note), prompt))
             self.report.add(
                 "Inputs", f"{self.where(note)}: prompt of {size:,} bytes (dry run: not sent)"
             )
