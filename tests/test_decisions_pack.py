@@ -102,8 +102,8 @@ def test_the_prompt_holds_the_handoff_the_linked_note_and_the_turns(
     script = use_model(root, tmp_path)
     assert hippo("dream", "--pass", "decisions", cwd=root).code == 0
     [call] = calls(script)
-    prompt = call["prompt"]
-    assert prompt.startswith(PROPOSER)
+    marker, prompt = call["prompt"].split("\n", 1)
+    assert marker == "<hippo-model-call>" and prompt.startswith(PROPOSER)
     assert HANDOFF in prompt and "(the session's last message)" in prompt
     assert "### Note `Home.md`" in prompt and "nothing is cached" in prompt
     sid = session_id(f"codex-{NATIVE}")

@@ -192,6 +192,26 @@ def test_secrets_are_redacted_before_indexing(claude_home: Path) -> None:
     assert "AKIAABCDEFGHIJKLMNOP" not in fts
 
 
+def test_hippos_own_model_calls_are_never_sessions_or_evidence(
+    claude_home: Path, make_workspace: WorkspaceMaker, hippo: HippoRunner
+) -> None:
+    """`claude -p` as the model keeps each dream call as a transcript; ingest leaves it out,
+    though its prompt names the workspace's notes by absolute path."""
+    from hippo_core.dream.backends import marked
+
+    root = make_workspace()
+    call = ClaudeSession(claude_home, str(root / ".hippo"))
+    call.prompt(marked(f"# Task: check one note\n\n### Note `{root}/notes/Home.md`\n"))
+    call.answer("[]").write()
+    real = ClaudeSession(claude_home, str(root)).prompt("fix the docs").answer("done")
+    real.write()
+    run = hippo("ingest", cwd=root)
+    assert run.code == 0 and "1 hippo model call left out" in run.out
+    assert [row[0] for row in index_rows("SELECT session FROM turns")] == [real.session]
+    records = sorted(p.stem for p in (root / ".hippo/sessions").glob("*.json"))
+    assert records == [real.session]
+
+
 def test_a_private_session_marker_leaves_the_whole_session_out(claude_home: Path) -> None:
     session = ClaudeSession(claude_home, "/p")
     session.prompt("a secret plan").answer("noted").write()

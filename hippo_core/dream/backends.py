@@ -79,7 +79,7 @@ class CommandBackend:
         return cls(tuple(argv), settings.model_timeout_seconds)
 
     def complete(self, prompt: str, *, system: str | None = None) -> Reply:
-        stdin = prompt.encode("utf-8")
+        stdin = marked(prompt).encode("utf-8")
         if not any(SYSTEM_FILE in arg for arg in self.argv):
             if system is not None:
                 stdin = system.rstrip("\n").encode("utf-8") + b"\n\n" + stdin
@@ -272,6 +272,15 @@ def _shorten(text: str) -> str:
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
+def marked(prompt: str) -> str:
+    """The prompt as sent: after a first line saying it is hippo's own model call, so that an
+    agent which keeps its calls as transcripts (``claude -p``) never has them read back as
+    sessions or evidence (ingest leaves them out)."""
+    from hippo_core.transcripts.privacy import MODEL_CALL_MARKER
+
+    return f"{MODEL_CALL_MARKER}\n{prompt}"
+
+
 def api_key(variable: str, setting: str) -> str | None:
     """The API key in the environment variable ``variable`` (None when none is named);
     raises :class:`HippoError` naming ``setting`` when the variable is not set."""
@@ -324,7 +333,7 @@ class OpenAIBackend:
         import urllib.request
 
         messages = [{"role": "system", "content": system}] if system is not None else []
-        messages.append({"role": "user", "content": prompt})
+        messages.append({"role": "user", "content": marked(prompt)})
         body = json.dumps(
             {
                 "model": self.model,

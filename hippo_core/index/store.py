@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 
 from hippo_core import quickjson
 from hippo_core.transcripts.model import SessionInfo, Turn
-from hippo_core.transcripts.privacy import is_private_session, redact
+from hippo_core.transcripts.privacy import is_model_call, is_private_session, redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,8 @@ class IndexWriter:
 
     def sessions(self, infos: list[SessionInfo], turns: list[Turn]) -> set[str]:
         """Upsert the sessions; the ids of those marked private (their turns are dropped)."""
-        marked = {t.session for t in turns if is_private_session(t.prompt)}
+        calls = {t.session for t in turns if is_model_call(t.prompt)}
+        marked = {t.session for t in turns if is_private_session(t.prompt)} | calls
         ids = list({info.id for info in infos} | {t.session for t in turns})
         rows = {
             row["id"]: row
@@ -61,7 +62,10 @@ class IndexWriter:
                 )
                 self.summary.sessions += 1
         for sid in marked - already:
-            self.summary.private_sessions += 1
+            if sid in calls:
+                self.summary.model_calls += 1
+            else:
+                self.summary.private_sessions += 1
             self.delete_turns("session = ?", sid)
         return private
 

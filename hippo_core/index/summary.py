@@ -16,6 +16,7 @@ _COUNTS = (
     "corrupt",
     "redacted",
     "private_sessions",
+    "model_calls",
     "bytes",
 )
 
@@ -36,6 +37,8 @@ class IngestSummary(Struct):
     corrupt: int
     redacted: int
     private_sessions: int
+    model_calls: int
+    """Sessions that were hippo's own model calls (their prompts carry its marker)."""
     bytes: int
     seconds: float
     rebuilt: bool
@@ -55,6 +58,7 @@ class IngestSummary(Struct):
             (self.corrupt, "corrupt line", "skipped"),
             (self.redacted, "secret", "redacted"),
             (self.private_sessions, "private session", "left out"),
+            (self.model_calls, "hippo model call", "left out"),
             (self.vanished, "file", "vanished"),
             (len(self.problems), "problem", ""),
         ):

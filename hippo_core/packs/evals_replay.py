@@ -133,7 +133,10 @@ class Replay:
             )
         text = replies[min(self._used[key], len(replies) - 1)]
         self._used[key] += 1
-        size = len(prompt.encode("utf-8")) + len((system or "").encode("utf-8"))
+        from hippo_core.dream.backends import marked
+
+        # What a live call counts: the prompt as a backend sends it, and the system prompt.
+        size = len(marked(prompt).encode("utf-8")) + len((system or "").encode("utf-8"))
         return Reply(text, Call(self.name, size, len(text.encode("utf-8")), 0.0))
 
     def _what(self, system: str | None, prompt: str) -> str:

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     pass
 
 PRIVATE_SESSION_MARKER = "<private-session>"
+#: The first line of every prompt hippo sends a model (dream, review, sleep): an agent that
+#: keeps its model calls as transcripts (``claude -p``) must not feed them back as sessions.
+MODEL_CALL_MARKER = "<hippo-model-call>"
 PRIVATE_OPEN = "<private>"
 PRIVATE_REPLACEMENT = "[private]"
 
@@ -36,9 +39,18 @@ class Redacted(Record):
 
 def is_private_session(prompt: str) -> bool:
     """True when a line of ``prompt``, stripped of surrounding whitespace, is the marker."""
-    if PRIVATE_SESSION_MARKER not in prompt:
+    return _has_line(prompt, PRIVATE_SESSION_MARKER)
+
+
+def is_model_call(prompt: str) -> bool:
+    """True for a prompt hippo itself sent a model: its session is hippo's own call."""
+    return _has_line(prompt, MODEL_CALL_MARKER)
+
+
+def _has_line(prompt: str, marker: str) -> bool:
+    if marker not in prompt:
         return False
-    return any(line.strip() == PRIVATE_SESSION_MARKER for line in prompt.splitlines())
+    return any(line.strip() == marker for line in prompt.splitlines())
 
 
 def _edge(body: str) -> Lazy:
