@@ -170,6 +170,7 @@ def end(
     record["notes"] = list(dict.fromkeys([*record.get("notes", []), *notes]))
     if handoff is not None:
         record["handoff"] = handoff
+        record["handoff_derived"] = False  # the session's own words win over a derived one
     if no_change is not None:
         record["no_change"] = no_change
     if notes or handoff is not None:

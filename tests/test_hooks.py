@@ -274,3 +274,30 @@ def test_the_first_prompt_is_kept_redacted_and_a_private_one_not_at_all(
     hook("prompt", private, ws)
     rec = record(ws, "other")
     assert rec["task"] is None and rec["private"] is True
+
+
+def test_a_session_the_hook_ended_gets_its_last_answer_as_a_derived_handoff(
+    hook, make_workspace: WorkspaceMaker, claude_home: Path, hippo: HippoRunner
+) -> None:
+    from tests.claude_factory import ClaudeSession
+
+    ws = make_workspace("", NOTES)
+    start = real_payload("SessionStart.json", ws)
+    sid = start["session_id"]
+    hook("session-start", start, ws)
+    session = ClaudeSession(claude_home, str(ws), session=sid)
+    session.prompt("fix the pricing page").answer("Looking.")
+    session.prompt("and the tests").answer("Fixed the pricing page; see [[Pricing]].").write()
+    assert hippo("ingest", cwd=ws).code == 0  # the last turn is indexed before the end
+    hook("session-end", real_payload("SessionEnd.json", ws), ws)
+    assert record(ws, sid)["handoff"] is None
+    assert hippo("ingest", cwd=ws).code == 0
+    rec = record(ws, sid)
+    assert rec["handoff"] == "Fixed the pricing page; see [[Pricing]]." and rec["handoff_derived"]
+    assert rec["kind"] == "declared" and rec["end_reason"] == "unspecified"
+    # The session's own words win, and ingest leaves them alone.
+    assert hippo("session", "end", "--id", sid, "--handoff", "Mine.", cwd=ws).code == 0
+    session.prompt("one more").answer("Done again.").write()
+    assert hippo("ingest", cwd=ws).code == 0
+    rec = record(ws, sid)
+    assert rec["handoff"] == "Mine." and rec["handoff_derived"] is False

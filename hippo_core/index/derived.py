@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path, PurePosixPath
 
 from hippo_core import sessions
@@ -150,18 +151,29 @@ def write_derived(index: Path, workspace: Workspace) -> int:
     try:
         now = generation(conn)
         known = read_cache(marker, key) if key is not None else None
-        since, folders = None, None
+        since, folders, checked = None, None, None
         if isinstance(known, dict) and isinstance(known.get("generation"), int):
-            if known["generation"] == now:
-                return 0
-            since, folders = known["generation"], known.get("folders")
+            since, folders, checked = (
+                known["generation"],
+                known.get("folders"),
+                known.get("records"),
+            )
         if not isinstance(folders, list):
             folders = workspace_folders(workspace)
-        written = _write(conn, workspace, folders, since)
+        started = time.time_ns()
+        # The sessions the index changed since the last time, then the declared records
+        # written since (a session-end hook ends a session after its last turn was read).
+        written = _write(conn, workspace, folders, since) if since != now else 0
+        after = checked if since is not None and isinstance(checked, int) else None
+        # A record is written by a rename, which moves its folder's time: an older folder
+        # holds no record written since the last look.
+        scan = after is None or (_mtime(str(workspace.sessions_dir)) or 0) >= after
+        if scan:
+            written += _ended_without_handoff(conn, workspace, after)
     finally:
         conn.close()
-    if key is not None:
-        write_cache(marker, key, {"generation": now, "folders": folders})
+    if key is not None and (since != now or scan):
+        write_cache(marker, key, {"generation": now, "folders": folders, "records": started})
     return written
 
 
@@ -229,10 +241,62 @@ def _write(
     for row in members(conn, workspace, folders, since):
         record = derived_record(row)
         existing = sessions.load_record(workspace, record["id"])
-        if existing is not None and (
-            existing.get("kind") != sessions.DERIVED or existing == record
-        ):
+        if existing is not None and existing.get("kind") != sessions.DERIVED:
+            written += _declared_handoff(conn, workspace, row)
+            continue
+        if existing == record:
             continue
         sessions.write_record(workspace, record)
         written += 1
     return written
+
+
+def _ended_without_handoff(
+    conn: sqlite3.Connection, workspace: Workspace, after: int | None
+) -> int:
+    """Derived handoffs for declared records written since ``after`` (ns; None: all) that
+    ended with none: the session-end hook ends a session after its last turn was indexed."""
+    written = 0
+    try:
+        entries = list(os.scandir(workspace.sessions_dir))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not entry.name.endswith(".json") or (after and entry.stat().st_mtime_ns < after):
+            continue
+        record = sessions.load_record(workspace, entry.name[: -len(".json")])
+        if record is None or record.get("kind") == sessions.DERIVED or not record.get("ended"):
+            continue
+        if record.get("handoff"):
+            continue
+        found = conn.execute("SELECT * FROM sessions WHERE id = ?", (record["id"],)).fetchone()
+        if found is not None:
+            written += _declared_handoff(conn, workspace, dict(found))
+    return written
+
+
+def _declared_handoff(conn: sqlite3.Connection, workspace: Workspace, row: dict[str, Any]) -> int:
+    """A declared session that ended without a handoff (the session-end hook ends it as
+    ``unspecified``) gets the transcript's last assistant answer as a derived handoff, as
+    derived records of the other agents do; ``hippo session end --handoff`` still wins.
+    Ingest changes only those two keys of the declared record. 1 when it wrote the record."""
+    found = conn.execute(
+        "SELECT answer FROM turns WHERE session = ? AND answer != '' ORDER BY ordinal DESC LIMIT 1",
+        (row["id"],),
+    ).fetchone()
+    answer = (row.get("handoff") if row["tool"] in HANDOFF_TOOLS else None) or (
+        found[0] if found else None
+    )
+    if not answer:
+        return 0
+    with sessions.records_lock(workspace):
+        record = sessions.load_record(workspace, row["id"])
+        if record is None or record.get("kind") == sessions.DERIVED or not record.get("ended"):
+            return 0
+        if record.get("handoff") and not record.get("handoff_derived"):
+            return 0  # the session's own handoff
+        if record.get("handoff") == answer:
+            return 0
+        record.update(handoff=answer, handoff_derived=True)
+        sessions.write_record(workspace, record)
+    return 1
