@@ -85,6 +85,9 @@ class TurnText:
     answer: str
     tools: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    match: str = ""
+    """How verify's search found it: ``file`` (it read, edited or cited the note or a
+    source), ``phrase`` (the title, a heading or a source word for word) or ``words``."""
 
     @property
     def label(self) -> str:

@@ -126,11 +126,20 @@ def _mentioning(context: ReadContext) -> list[TurnText]:
     return found
 
 
+#: How verify's search found a turn, as its prompt says.
+MATCHES = {
+    "file": "the note's file (read, edited or cited)",
+    "phrase": "the note's title, a heading or a source, word for word",
+    "words": "words of the note's title and headings",
+}
+
+
 def turn_block(turn: TurnText) -> str:
     """One turn as prompts and the reviewer show it; long texts are cut with a marker."""
     prompt, _ = cut(turn.prompt)
     answer, _ = cut(turn.answer)
-    lines = [f"### Session {turn.session}, turn {turn.ordinal} (started {turn.started})"]
+    found = f"; found by {MATCHES[turn.match]}" if turn.match in MATCHES else ""
+    lines = [f"### Session {turn.session}, turn {turn.ordinal} (started {turn.started}{found})"]
     block = "\n".join(lines) + "\nprompt:\n" + fence(prompt) + "answer:\n" + fence(answer)
     if turn.tools:
         shown, _ = cut("\n".join(turn.tools), 2000)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,9 +29,156 @@ def bound(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S")
 
 
+#: Markup a heading may carry that is not its words: attribute lists (``{ #anchor .cls }``),
+#: HTML tags, a link's target, and the ``#``s that close an ATX heading.
+_MARKUP = re.compile(r"\{[^}]*\}|<[^>]*>|\s#+\s*$")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+#: Words too common to find a note by; left out of the word-level search.
+COMMON = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "also",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "use",
+        "used",
+        "using",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+    ]
+)
+
+
+def clean(heading: str) -> str:
+    """A heading's words without its markup: ``Handling errors { #handling-errors }`` is
+    ``Handling errors``; emphasis and code ticks go with the other non-word characters."""
+    return " ".join(_MARKUP.sub(" ", _LINK.sub(r"\1", heading)).split())
+
+
 def _phrase(text: str) -> str | None:
-    words = _WORDS.findall(text)
+    words = _WORDS.findall(clean(text))
     return '"' + " ".join(words) + '"' if words else None
+
+
+def _words(texts: Iterable[str]) -> str | None:
+    """An FTS5 query that any of the texts' uncommon words matches (ranked by bm25)."""
+    found = dict.fromkeys(
+        w.lower() for t in texts for w in _WORDS.findall(clean(t)) if w.lower() not in COMMON
+    )
+    kept = [w for w in found if len(w) > 2 or w.isdigit()]
+    return " OR ".join(f'"{w}"' for w in kept) or None
 
 
 class TurnIndex:
@@ -105,33 +253,50 @@ class TurnIndex:
     def _mentioning(
         self, note: Note, note_file: Path, start: datetime, end: datetime, sessions: frozenset[str]
     ) -> list[TurnText]:
-        phrases = [_phrase(text) for text in (note.title, *note.headings)]
+        """First the turns that read, edited or cited the note or a source, then those that
+        say its title, a heading or a source word for word, then those that share its
+        title's and headings' uncommon words, best first within each; at most MAX_TURNS."""
         sources = list(note.meta.sources or ())
-        phrases += [_phrase(source) for source in sources]
-        query = " OR ".join(dict.fromkeys(p for p in phrases if p))
         window = {"start": bound(start), "end": bound(end)}
-        found: dict[int, Any] = {}
-        if query:
-            for row in self._rows(
-                "SELECT t.* FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid "
-                "WHERE turns_fts MATCH :query AND t.started >= :start AND t.started < :end "
-                "ORDER BY bm25(turns_fts), t.started DESC LIMIT 500",
-                {"query": query, **window},
-            ):
-                found.setdefault(row.id, row)
+        found: dict[int, tuple[Any, str]] = {}
+
+        def take(rows: list[Any], match: str) -> None:
+            for row in rows:
+                if row.session in sessions and len(found) < MAX_TURNS:
+                    found.setdefault(row.id, (row, match))
+
         paths = [str(note_file)] + [f"%/{s.lstrip('./')}" for s in sources]
+        by_file: list[Any] = []
         for pattern in paths:
             op = "LIKE" if pattern.startswith("%") else "="
-            for row in self._rows(
+            by_file += self._rows(
                 # CROSS JOIN keeps SQLite from walking every turn of the window first.
                 "SELECT t.* FROM touched x CROSS JOIN turns t ON t.id = x.turn "
                 f"WHERE x.path {op} :path AND t.started >= :start AND t.started < :end "
                 "ORDER BY t.started DESC LIMIT 500",
                 {"path": pattern, **window},
-            ):
-                found.setdefault(row.id, row)
-        ours = [row for row in found.values() if row.session in sessions]
-        return self._texts(ours[:MAX_TURNS])
+            )
+        take(sorted(by_file, key=lambda r: r.started or "", reverse=True), "file")
+        texts = [note.title, *note.headings]
+        phrases = [_phrase(text) for text in (*texts, *sources)]
+        for query, match in (
+            (" OR ".join(dict.fromkeys(p for p in phrases if p)), "phrase"),
+            (_words(texts), "words"),
+        ):
+            if query and len(found) < MAX_TURNS:
+                take(self._search(query, window), match)
+        return [
+            replace(text, match=found[row_id][1])
+            for row_id, text in zip(found, self._texts(r for r, _ in found.values()), strict=True)
+        ]
+
+    def _search(self, query: str, window: dict[str, str]) -> list[Any]:
+        return self._rows(
+            "SELECT t.* FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid "
+            "WHERE turns_fts MATCH :query AND t.started >= :start AND t.started < :end "
+            "ORDER BY bm25(turns_fts), t.started DESC LIMIT 500",
+            {"query": query, **window},
+        )
 
     def turn(self, session: str, ordinal: int) -> TurnText | None:
         """The turn ``ordinal`` of ``session``, or None when the index has no such turn."""

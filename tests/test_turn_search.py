@@ -1,0 +1,75 @@
+"""verify's turn search: the turns that touched the note first, then those that say its
+title, a heading or a source word for word, then those that share its uncommon words; the
+headings searched without their markup, and each turn's prompt saying how it was found."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from hippo_core.dream.readers import turn_block
+from hippo_core.dream.turns import TurnIndex, clean
+from hippo_core.home import index_path
+from hippo_core.index.ingest import ingest
+from hippo_core.workspace import Workspace
+from tests.claude_factory import ClaudeSession
+from tests.conftest import WorkspaceMaker
+
+NOTE = """---
+type: guide
+---
+# Error handling { #errors }
+
+## Handling *retries* in `fetch` { #handling-retries .anchor }
+
+## Timeouts ##
+"""
+
+
+def session(home: Path, cwd: Path, hours: float, prompt: str, edit: str = "") -> str:
+    made = ClaudeSession(home, str(cwd), start=datetime.now(UTC) - timedelta(hours=hours))
+    made.prompt(prompt)
+    if edit:
+        made.tool("Edit", file_path=edit, old_string="a", new_string="b")
+    made.answer("done").write()
+    return made.session
+
+
+def test_file_hits_come_first_then_phrases_then_words(
+    make_workspace: WorkspaceMaker, claude_home: Path
+):
+    root = make_workspace("", {"Errors.md": NOTE})
+    words = session(claude_home, root, 5, "fetch keeps failing on the first try")
+    phrase = session(claude_home, root, 4, "read the error handling guide please")
+    edited = session(claude_home, root, 3, "tidy up", edit=str(root / "notes" / "Errors.md"))
+    session(claude_home, root, 2, "nothing to do with it")
+    ingest(extra_dirs={"claude-code": (str(claude_home),)}, defaults=False)
+    workspace = Workspace.open(root)
+    [note] = [n for n in workspace.notes if n.path == "Errors.md"]
+    index = TurnIndex.open(index_path())
+    assert index is not None
+    found = index.mentioning(
+        note,
+        workspace.notes_dir / "Errors.md",
+        datetime.now(UTC) - timedelta(days=1),
+        datetime.now(UTC),
+        frozenset({words, phrase, edited}),
+    )
+    assert [(t.session, t.match) for t in found] == [
+        (edited, "file"),
+        (phrase, "phrase"),
+        (words, "words"),
+    ]
+    assert "; found by the note's file (read, edited or cited))" in turn_block(found[0])
+    assert "found by words of the note's title and headings" in turn_block(found[2])
+
+
+def test_headings_lose_their_markup_before_they_are_searched():
+    assert clean("Error handling { #errors }") == "Error handling"
+    assert clean("Handling *retries* in `fetch` { #handling-retries .anchor }") == (
+        "Handling *retries* in `fetch`"
+    )
+    assert clean("Timeouts ##") == "Timeouts"
+    assert clean('Options <Badge text="new" />') == "Options"
+    assert clean("See [the guide](guide.md#intro)") == "See the guide"
+    assert clean("{ #only-markup }") == ""
