@@ -168,8 +168,10 @@ def clean(heading: str) -> str:
 
 
 def _phrase(text: str) -> str | None:
+    """An FTS5 phrase of the text's words; None for one word alone, which the word-level
+    search ranks better than a phrase can (a heading such as ``Options`` is in every turn)."""
     words = _WORDS.findall(clean(text))
-    return '"' + " ".join(words) + '"' if words else None
+    return '"' + " ".join(words) + '"' if len(words) > 1 else None
 
 
 def _words(texts: Iterable[str]) -> str | None:
@@ -279,9 +281,11 @@ class TurnIndex:
         take(sorted(by_file, key=lambda r: r.started or "", reverse=True), "file")
         texts = [note.title, *note.headings]
         phrases = [_phrase(text) for text in (*texts, *sources)]
+        # The note's name is words too: ``config/build.md`` says "config" and "build".
+        named = [*texts, note.path.removesuffix(".md").replace("/", " ").replace("-", " ")]
         for query, match in (
             (" OR ".join(dict.fromkeys(p for p in phrases if p)), "phrase"),
-            (_words(texts), "words"),
+            (_words(named), "words"),
         ):
             if query and len(found) < MAX_TURNS:
                 take(self._search(query, window), match)

@@ -1,0 +1,150 @@
+"""verify's turn search on public documentation and its history (../shared/evals/retrieval).
+
+Each data set's docs are a workspace's notes, and each commit is an agent session of one turn
+whose prompt is the commit message, written as a Claude Code transcript and ingested by the
+real `hippo ingest`. A note's truth is every commit that changed it. For each note the bench
+asks the real turn search (`TurnIndex.mentioning`, the whole history as the window) and
+counts the truth it returns (recall: found truth over the truth it could return, at most
+MAX_TURNS a note), summed over notes, in two worlds:
+
+- with file hits: each session edits the files its commit changed (what an agent leaves);
+- text only: the sessions touch no file, so only the note's words can find them.
+
+Beside each figure, in the same run: the search as it was before (the title, headings and
+sources as exact phrases, headings with their markup, no word-level fill) over the same
+index. Targets: recall with file hits at least 0.98; text-only recall at least twice the old.
+
+Run: python bench/retrieval.py [--data FOLDER ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "evals" / "retrieval"
+OLD_WORDS = re.compile(r"[^\W_]+")
+MAX_TURNS = 40
+
+
+def build(data: Path, work: Path, *, edits: bool) -> tuple[Path, list[dict]]:
+    """A workspace of the data set's notes and a Claude Code home of its commits."""
+    from tests.claude_factory import ClaudeSession
+
+    root = work / "ws"
+    (root / ".hippo").mkdir(parents=True)
+    (root / ".hippo" / "settings.toml").write_text("", encoding="utf-8")
+    shutil.copytree(data / "notes", root / "notes")
+    home = work / "claude"
+    commits = [json.loads(line) for line in (data / "commits.jsonl").read_text().splitlines()]
+    for commit in commits:
+        when = datetime.fromisoformat(commit["date"].replace("Z", "+00:00"))
+        session = ClaudeSession(home, str(root), start=when)
+        session.prompt(f"{commit['subject']}\n\n{commit['body']}".strip())
+        if edits:
+            for path in commit["files"]:
+                session.tool(
+                    "Edit", file_path=str(root / "notes" / path), old_string="a", new_string="b"
+                )
+        session.answer("done").write()
+        commit["session"] = session.session
+    return root, commits
+
+
+def old_search(index, note, note_file: Path, window: dict[str, str], sessions) -> set[str]:
+    """The search as it was: the title, raw headings and sources as exact phrases first,
+    then the turns that touched the note, at most 40 of the sessions asked for."""
+
+    def phrase(text: str) -> str | None:
+        words = OLD_WORDS.findall(text)
+        return '"' + " ".join(words) + '"' if words else None
+
+    phrases = [phrase(t) for t in (note.title, *note.headings, *(note.meta.sources or ()))]
+    query = " OR ".join(dict.fromkeys(p for p in phrases if p))
+    rows = index._search(query, window) if query else []
+    rows += index._rows(
+        "SELECT t.* FROM touched x CROSS JOIN turns t ON t.id = x.turn WHERE x.path = :path "
+        "AND t.started >= :start AND t.started < :end ORDER BY t.started DESC LIMIT 500",
+        {"path": str(note_file), **window},
+    )
+    found: dict[int, str] = {}
+    for row in rows:
+        if row.session in sessions:
+            found.setdefault(row.id, row.session)
+    return set(list(found.values())[:MAX_TURNS])
+
+
+def measure(data: Path, *, edits: bool) -> dict[str, float]:
+    from hippo_core.dream.turns import TurnIndex
+    from hippo_core.home import index_path
+    from hippo_core.index.ingest import ingest
+    from hippo_core.workspace import Workspace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        os.environ["HIPPO_HOME"] = str(work / "home")
+        os.environ["HIPPO_LOAD_PLUGINS"] = ""
+        root, commits = build(data, work, edits=edits)
+        ingest(extra_dirs={"claude-code": (str(work / "claude"),)}, defaults=False)
+        workspace = Workspace.open(root)
+        index = TurnIndex.open(index_path())
+        start = datetime(1990, 1, 1, tzinfo=UTC)
+        end = datetime.now(UTC) + timedelta(days=1)
+        window = {"start": "1990-01-01T00:00:00", "end": end.strftime("%Y-%m-%dT%H:%M:%S")}
+        everyone = frozenset(c["session"] for c in commits)
+        hits = old_hits = total = empty = old_empty = 0
+        for note in workspace.notes:
+            truth = {c["session"] for c in commits if note.path in c["files"]}
+            if not truth:
+                continue
+            note_file = workspace.notes_dir / note.path
+            found = {t.session for t in index.mentioning(note, note_file, start, end, everyone)}
+            old = old_search(index, note, note_file, window, everyone)
+            total += min(len(truth), MAX_TURNS)
+            hits += len(truth & found)
+            old_hits += len(truth & old)
+            empty += not found
+            old_empty += not old
+        index.close()
+    return {
+        "recall": hits / total,
+        "old": old_hits / total,
+        "truth": total,
+        "empty": empty,
+        "old_empty": old_empty,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", nargs="+", default=["pypa-hatch", "vitejs-vite"])
+    args = parser.parse_args()
+    print(
+        f"{'data set':<14}{'world':<18}{'recall':>8}{'before':>8}{'ratio':>7}"
+        f"{'nothing found':>16}{'truth':>7}  target"
+    )
+    for name in args.data:
+        for edits, world, target in (
+            (True, "with file hits", ">= 0.98"),
+            (False, "text only", ">= 2x before"),
+        ):
+            got = measure(DATA / name, edits=edits)
+            ratio = got["recall"] / got["old"] if got["old"] else float("inf")
+            empty = f"{got['empty']} (was {got['old_empty']})"
+            print(
+                f"{name:<14}{world:<18}{got['recall']:>8.3f}{got['old']:>8.3f}{ratio:>6.2f}x"
+                f"{empty:>16}{got['truth']:>7}  {target}"
+            )
+
+
+if __name__ == "__main__":
+    main()
