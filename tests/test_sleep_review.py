@@ -105,7 +105,7 @@ def test_options_give_the_same_decisions(night: Sleepy, chat: ChatServer):
     last = night.run("review", draft, "--approve", "1")
     assert last.err == f"error: draft '{draft}' is already reviewed\n"
     unknown = night.run("review", "d-nope", "--approve", "0")
-    assert unknown.code == 2 and "is a proposal" in unknown.err
+    assert unknown.code == 1 and unknown.err.startswith("error: no proposal 'd-nope'")
 
 
 def test_a_target_core_purged_meanwhile_is_refused(night: Sleepy, chat: ChatServer):

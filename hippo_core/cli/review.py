@@ -81,6 +81,9 @@ def review(
             raise typer.Exit(1)
         return
     if per_part:
+        from hippo_core.dream import queue as proposals
+
+        proposals.load(found, item)  # an id that is neither a draft nor a proposal: one line
         raise UsageError(f"{item} is a proposal: give --confirm or --reject")
     _proposal(found, plugins, item, confirm, reject, notes, as_json)
 
