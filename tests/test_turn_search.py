@@ -73,3 +73,32 @@ def test_headings_lose_their_markup_before_they_are_searched():
     assert clean('Options <Badge text="new" />') == "Options"
     assert clean("See [the guide](guide.md#intro)") == "See the guide"
     assert clean("{ #only-markup }") == ""
+
+
+def test_hippo_eval_verify_measures_the_search_on_the_workspaces_sessions(
+    make_workspace: WorkspaceMaker, claude_home: Path, hippo
+):
+    import json
+
+    root = make_workspace("", {"Errors.md": NOTE, "Other.md": "# Other\n\nNothing.\n"})
+    assert hippo("eval", "verify", cwd=root).err.startswith("error: no transcript index yet")
+    note = str(root / "notes" / "Errors.md")
+    session(claude_home, root, 5, "the error handling guide needs retries", edit=note)
+    session(claude_home, root, 4, "tidy", edit=note)
+    session(claude_home, root, 3, "read the error handling guide please")
+    assert hippo("ingest", cwd=root).code == 0
+    found = json.loads(hippo("eval", "verify", "--json", cwd=root).out)
+    assert (found["notes"], found["notes_touched"], found["truth"]) == (2, 1, 2)
+    assert found["recall"] == 1.0
+    # The words alone find the first edit (it names the guide) but not "tidy".
+    assert found["text_recall"] == 0.5 and found["text_precision"] == 0.5
+    assert found["nothing_found"] == 0
+    shown = hippo("eval", "verify", cwd=root).out
+    assert "recall       1.00" in shown and "text recall  0.50" in shown
+
+
+def test_hippo_eval_verify_with_no_sessions_says_so(make_workspace: WorkspaceMaker, hippo):
+    root = make_workspace()
+    assert hippo("ingest", cwd=root).code == 0
+    run = hippo("eval", "verify", cwd=root)
+    assert run.code == 0 and "nothing to measure yet" in run.out

@@ -55,7 +55,7 @@ COMMANDS = (
     ),
     ("hooks", "hooks:app", "Install or remove hippo's hooks in an agent's settings."),
     ("pack", "pack:app", "List, install, update and write packs."),
-    ("eval", "eval:app", "Measure packs on recorded cases."),
+    ("eval", "eval:app", "Measure packs on recorded cases, and the memory of this workspace."),
 )
 
 

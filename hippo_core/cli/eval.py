@@ -16,7 +16,7 @@ from hippo_core.errors import UsageError
 if TYPE_CHECKING:
     from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode
 
-app = group("Measure packs on recorded cases.")
+app = group("Measure packs on recorded cases, and the memory of this workspace.")
 
 #: What each rate's counts are, as its line says them: "(1 of 2 expected changes applied)".
 COUNTS = {
@@ -82,3 +82,32 @@ def _summary(result: EvalResult) -> None:
         cases = f"{len(result.cases)} case{'s' if len(result.cases) != 1 else ''}"
         verb = "is" if failed == 1 else "are"
         typer.echo(f"{failed} of {cases} failed and {verb} left out of the figures", err=True)
+
+
+@command(app, "verify")
+def verify(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+    """Measure verify's turn search on this workspace's sessions: recall and precision."""
+    from hippo_core.cli.common import print_json, workspace
+    from hippo_core.dream.measure import measure_verify
+
+    found = measure_verify(workspace())
+    if as_json:
+        print_json(found)
+        return
+    if not found["truth"]:
+        typer.echo(
+            f"no turn of this workspace's {found['sessions']} sessions read, edited or cited "
+            f"any of its {found['notes']} notes: nothing to measure yet"
+        )
+        return
+    shown = {
+        k: "   -" if v is None else f"{v:.2f}"
+        for k, v in found.items()
+        if k.endswith(("recall", "precision"))
+    }
+    typer.echo(f"notes        {found['notes']} ({found['notes_touched']} touched by a turn)")
+    typer.echo(f"truth        {found['truth']} turns read, edited or cited a note")
+    typer.echo(f"recall       {shown['recall']}  (the search as a dream asks it)")
+    typer.echo(f"text recall  {shown['text_recall']}  (from the note's words alone)")
+    typer.echo(f"precision    {shown['text_precision']}  (of what the words alone found)")
+    typer.echo(f"nothing      {found['nothing_found']} touched notes found by no word")

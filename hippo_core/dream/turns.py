@@ -237,23 +237,47 @@ class TurnIndex:
         ]
 
     def mentioning(
-        self, note: Note, note_file: Path, start: datetime, end: datetime, sessions: frozenset[str]
+        self,
+        note: Note,
+        note_file: Path,
+        start: datetime,
+        end: datetime,
+        sessions: frozenset[str],
+        *,
+        by_file: bool = True,
     ) -> list[TurnText]:
         """Turns of ``sessions`` in ``[start, end)`` that mention the note: its title, a
-        heading or a source in their text, or the note (or a source) among their files.
+        heading or a source in their text, or the note (or a source) among their files
+        (``by_file=False`` leaves those out: what the text alone finds, which
+        ``hippo eval verify`` measures).
 
         Best matches first, at most :data:`MAX_TURNS`. The last answer is kept, since two
         readers of one prompt ask the same question.
         """
-        key = (note.path, start, end, frozenset(sessions))
+        key = (note.path, start, end, frozenset(sessions), by_file)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        found = self._mentioning(note, note_file, start, end, sessions)
+        found = self._mentioning(note, note_file, start, end, sessions, by_file)
         self._last = (key, found)
         return found
 
+    def touching(self, note_file: Path, sessions: frozenset[str]) -> set[tuple[str, int]]:
+        """Every turn of ``sessions`` that read, edited or cited ``note_file``."""
+        rows = self._rows(
+            "SELECT t.session, t.ordinal FROM touched x CROSS JOIN turns t ON t.id = x.turn "
+            "WHERE x.path = :path",
+            {"path": str(note_file)},
+        )
+        return {(r.session, r.ordinal) for r in rows if r.session in sessions}
+
     def _mentioning(
-        self, note: Note, note_file: Path, start: datetime, end: datetime, sessions: frozenset[str]
+        self,
+        note: Note,
+        note_file: Path,
+        start: datetime,
+        end: datetime,
+        sessions: frozenset[str],
+        by_file: bool = True,
     ) -> list[TurnText]:
         """First the turns that read, edited or cited the note or a source, then those that
         say its title, a heading or a source word for word, then those that share its
@@ -268,17 +292,17 @@ class TurnIndex:
                     found.setdefault(row.id, (row, match))
 
         paths = [str(note_file)] + [f"%/{s.lstrip('./')}" for s in sources]
-        by_file: list[Any] = []
-        for pattern in paths:
+        touched: list[Any] = []
+        for pattern in paths if by_file else []:
             op = "LIKE" if pattern.startswith("%") else "="
-            by_file += self._rows(
+            touched += self._rows(
                 # CROSS JOIN keeps SQLite from walking every turn of the window first.
                 "SELECT t.* FROM touched x CROSS JOIN turns t ON t.id = x.turn "
                 f"WHERE x.path {op} :path AND t.started >= :start AND t.started < :end "
                 "ORDER BY t.started DESC LIMIT 500",
                 {"path": pattern, **window},
             )
-        take(sorted(by_file, key=lambda r: r.started or "", reverse=True), "file")
+        take(sorted(touched, key=lambda r: r.started or "", reverse=True), "file")
         texts = [note.title, *note.headings]
         phrases = [_phrase(text) for text in (*texts, *sources)]
         # The note's name is words too: ``config/build.md`` says "config" and "build".
