@@ -14,6 +14,11 @@ Beside each figure, in the same run: the search as it was before (the title, hea
 sources as exact phrases, headings with their markup, no word-level fill) over the same
 index. Targets: recall with file hits at least 0.98; text-only recall at least twice the old.
 
+Then the context block's relevant notes on each data set's tasks (commit subjects, the docs
+they changed as the truth): recall@5 and MRR of the block's rule, beside a plain BM25 over
+the notes' whole text in the same run (`hippo eval context` computes the same on a
+workspace's own sessions).
+
 Run: python bench/retrieval.py [--data FOLDER ...]
 """
 
@@ -124,6 +129,24 @@ def measure(data: Path, *, edits: bool) -> dict[str, float]:
     }
 
 
+def context(data: Path) -> dict[str, dict[str, float]]:
+    from hippo_core.dream.measure import bm25_ranker, rates, spec_ranker
+    from hippo_core.workspace import Workspace
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        (root / ".hippo").mkdir(parents=True)
+        (root / ".hippo" / "settings.toml").write_text("", encoding="utf-8")
+        shutil.copytree(data / "notes", root / "notes")
+        workspace = Workspace.open(root)
+        tasks = [json.loads(line) for line in (data / "tasks.jsonl").read_text().splitlines()]
+        cases = [(t["task"], set(t["truth"])) for t in tasks]
+        return {
+            "spec": rates(spec_ranker(workspace), cases),
+            "bm25 (baseline)": rates(bm25_ranker(workspace), cases),
+        }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=["pypa-hatch", "vitejs-vite"])
@@ -144,6 +167,10 @@ def main() -> None:
                 f"{name:<14}{world:<18}{got['recall']:>8.3f}{got['old']:>8.3f}{ratio:>6.2f}x"
                 f"{empty:>16}{got['truth']:>7}  {target}"
             )
+    print(f"\n{'data set':<14}{'context ranking':<18}{'recall@5':>9}{'MRR':>7}")
+    for name in args.data:
+        for ranking, rated in context(DATA / name).items():
+            print(f"{name:<14}{ranking:<18}{rated['recall_at_5']:>9.3f}{rated['mrr']:>7.3f}")
 
 
 if __name__ == "__main__":

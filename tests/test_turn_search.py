@@ -102,3 +102,30 @@ def test_hippo_eval_verify_with_no_sessions_says_so(make_workspace: WorkspaceMak
     assert hippo("ingest", cwd=root).code == 0
     run = hippo("eval", "verify", cwd=root)
     assert run.code == 0 and "nothing to measure yet" in run.out
+
+
+def test_hippo_eval_context_ranks_the_notes_sessions_touched(
+    make_workspace: WorkspaceMaker, claude_home: Path, hippo
+):
+    import json
+
+    notes = {
+        "Errors.md": NOTE,
+        "Deploy.md": "# Deploy\n\nShip from main after the retries pass.\n",
+        "Other.md": "# Other\n\nNothing.\n",
+    }
+    root = make_workspace("", notes)
+    made = ClaudeSession(claude_home, str(root))
+    made.prompt("the deploy keeps failing on retries")
+    made.tool("Read", file_path=str(root / "notes" / "Deploy.md"))
+    made.answer("ok").write()
+    other = ClaudeSession(claude_home, str(root)).prompt("unrelated work").answer("ok")
+    other.write()
+    assert hippo("ingest", cwd=root).code == 0
+    found = json.loads(hippo("eval", "context", "--json", cwd=root).out)
+    assert found["tasks"] == 1 and found["notes"] == 3
+    assert found["rankings"]["spec"] == {"recall_at_5": 1.0, "mrr": 1.0}  # "deploy" titles it
+    assert found["rankings"]["bm25 (baseline)"]["recall_at_5"] == 1.0
+    shown = hippo("eval", "context", cwd=root).out
+    assert "1 tasks (sessions that read or edited notes), 3 notes" in shown
+    assert "spec                   1.00   1.00" in shown

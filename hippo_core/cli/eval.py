@@ -111,3 +111,24 @@ def verify(as_json: bool = typer.Option(False, "--json", help="Print one JSON ob
     typer.echo(f"text recall  {shown['text_recall']}  (from the note's words alone)")
     typer.echo(f"precision    {shown['text_precision']}  (of what the words alone found)")
     typer.echo(f"nothing      {found['nothing_found']} touched notes found by no word")
+
+
+@command(app, "context")
+def context(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
+    """Measure the context block's relevant notes on this workspace's sessions."""
+    from hippo_core.cli.common import print_json, workspace
+    from hippo_core.dream.measure import measure_context
+
+    found = measure_context(workspace())
+    if as_json:
+        print_json(found)
+        return
+    if not found["tasks"]:
+        typer.echo("no session of this workspace read or edited a note: nothing to measure yet")
+        return
+    typer.echo(
+        f"{found['tasks']} tasks (sessions that read or edited notes), {found['notes']} notes"
+    )
+    typer.echo(f"{'ranking':<18}{'recall@5':>9}{'MRR':>7}")
+    for name, rates in found["rankings"].items():
+        typer.echo(f"{name:<18}{rates['recall_at_5']:>9.2f}{rates['mrr']:>7.2f}")

@@ -11,6 +11,7 @@ search's turns that did touch the note.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -74,3 +75,98 @@ def measure_verify(workspace: Workspace) -> dict[str, Any]:
 
 def _rate(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
+
+
+def measure_context(workspace: Workspace) -> dict[str, Any]:
+    """``hippo eval context``: for each session of the workspace that read or edited notes,
+    its task (declared, else its first prompt) against the notes it touched: recall@5 and
+    MRR of the relevant list, beside a plain BM25 ranking of the whole notes."""
+    from hippo_core.dream.turns import TurnIndex
+    from hippo_core.home import index_path
+    from hippo_core.sessions import all_records
+
+    index = TurnIndex.open(index_path())
+    if index is None:
+        raise HippoError("no transcript index yet: run `hippo ingest` first")
+    notes_root = str(workspace.notes_dir) + "/"
+    cases: list[tuple[str, set[str]]] = []
+    try:
+        for record in all_records(workspace):
+            sid = str(record["id"])
+            truth = {
+                path[len(notes_root) :]
+                for kind, path in index.session_files(sid)
+                if kind in ("read", "edited")
+                and path.startswith(notes_root)
+                and path.endswith(".md")
+            }
+            task = record.get("task") or index.first_prompt(sid)
+            if truth and task.strip():
+                cases.append((task, truth))
+    finally:
+        index.close()
+    notes = [n for n in workspace.notes if n.path != workspace.log_note]
+    rankings = {
+        "spec": spec_ranker(workspace),
+        "bm25 (baseline)": bm25_ranker(workspace),
+    }
+    rated = {name: rates(rank, cases) for name, rank in rankings.items()}
+    return {"tasks": len(cases), "notes": len(notes), "rankings": rated}
+
+
+def rates(rank: Callable[[str], list[str]], cases: list[tuple[str, set[str]]]) -> dict[str, Any]:
+    """recall@5 and MRR of ``rank`` over ``(task, truth)`` cases, averaged over tasks."""
+    recall = mrr = 0.0
+    for task, truth in cases:
+        top = rank(task)
+        recall += len(truth & set(top)) / len(truth)
+        mrr += next((1 / (i + 1) for i, path in enumerate(top) if path in truth), 0.0)
+    if not cases:
+        return {"recall_at_5": None, "mrr": None}
+    return {"recall_at_5": round(recall / len(cases), 3), "mrr": round(mrr / len(cases), 3)}
+
+
+def spec_ranker(workspace: Workspace) -> Callable[[str], list[str]]:
+    """The context block's own rule: the five notes with most task words in their title and
+    headings (``hippo context --task``)."""
+    from hippo_core.builtins.context_parts import MAX_RELEVANT, task_words
+
+    return lambda task: workspace.notes_index.ranked_paths(task_words(task), MAX_RELEVANT)
+
+
+def bm25_ranker(workspace: Workspace) -> Callable[[str], list[str]]:
+    """A plain BM25 (k1 1.2, b 0.75) over each note's whole text, words as the block reads
+    them; the baseline the block's ranking is measured beside."""
+    import math
+    from collections import Counter
+
+    from hippo_core.builtins.context_parts import MAX_RELEVANT
+    from hippo_core.notes.text import words
+
+    bags: dict[str, Counter[str]] = {}
+    for note in workspace.notes:
+        if note.path == workspace.log_note:
+            continue
+        try:
+            text = (workspace.notes_dir / note.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        bags[note.path] = Counter(words(text))
+    frequency = Counter(w for bag in bags.values() for w in bag)
+    lengths = {path: sum(bag.values()) for path, bag in bags.items()}
+    mean = max(sum(lengths.values()) / max(len(bags), 1), 1)
+
+    def rank(task: str) -> list[str]:
+        scores: dict[str, float] = {}
+        for word in dict.fromkeys(words(task)):
+            if not frequency[word]:
+                continue
+            idf = math.log(1 + (len(bags) - frequency[word] + 0.5) / (frequency[word] + 0.5))
+            for path, bag in bags.items():
+                tf = bag[word]
+                if tf:
+                    norm = 1.2 * (0.25 + 0.75 * lengths[path] / mean)
+                    scores[path] = scores.get(path, 0.0) + idf * tf * 2.2 / (tf + norm)
+        return sorted(scores, key=lambda p: (-scores[p], p))[:MAX_RELEVANT]
+
+    return rank

@@ -261,6 +261,22 @@ class TurnIndex:
         self._last = (key, found)
         return found
 
+    def session_files(self, session: str) -> list[tuple[str, str]]:
+        """``(read|edited|cited, path)`` for every file the session's turns touched."""
+        rows = self._rows(
+            "SELECT x.kind, x.path FROM turns t JOIN touched x ON x.turn = t.id "
+            "WHERE t.session = :sid ORDER BY t.ordinal",
+            {"sid": session},
+        )
+        return [(_KINDS.get(r.kind, r.kind), r.path) for r in rows]
+
+    def first_prompt(self, session: str) -> str:
+        rows = self._rows(
+            "SELECT prompt FROM turns WHERE session = :sid ORDER BY ordinal LIMIT 1",
+            {"sid": session},
+        )
+        return str(rows[0].prompt) if rows else ""
+
     def touching(self, note_file: Path, sessions: frozenset[str]) -> set[tuple[str, int]]:
         """Every turn of ``sessions`` that read, edited or cited ``note_file``."""
         rows = self._rows(

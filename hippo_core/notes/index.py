@@ -88,6 +88,16 @@ class NotesIndex:
     def ranked(self, words: list[str], limit: int) -> list[tuple[str, str]]:
         """Title and first body line of the ``limit`` notes with most of ``words`` in their
         title and headings: ties to the most recently updated (undated last), then the path."""
+        best = self.ranked_paths(words, limit)
+        marks = ",".join("?" * len(best))
+        rows = self.conn.execute(
+            f"SELECT path, title, first_line FROM notes WHERE path IN ({marks})", best
+        )
+        found = {path: (title, first_line) for path, title, first_line in rows}
+        return [found[path] for path in best]
+
+    def ranked_paths(self, words: list[str], limit: int) -> list[str]:
+        """The paths :meth:`ranked` shows, best first."""
         if not words:
             return []
         marks = ",".join("?" * len(words))
@@ -95,13 +105,7 @@ class NotesIndex:
             f"SELECT path FROM words WHERE word IN ({marks}) GROUP BY path "
             "ORDER BY count(*) DESC, max(updated) DESC, path LIMIT ?"
         )
-        best = [row[0] for row in self.conn.execute(query, (*words, limit))]
-        marks = ",".join("?" * len(best))
-        rows = self.conn.execute(
-            f"SELECT path, title, first_line FROM notes WHERE path IN ({marks})", best
-        )
-        found = {path: (title, first_line) for path, title, first_line in rows}
-        return [found[path] for path in best]
+        return [row[0] for row in self.conn.execute(query, (*words, limit))]
 
     def overdue(self, today: int) -> int:
         """How many notes have a ``review_after`` before ``today`` (a date's ordinal)."""
