@@ -358,5 +358,7 @@ def test_mechanical_mode_makes_cores_of_clusters_and_never_attaches(
     night.ok("review", night.draft()["id"], "--approve", "0", "--deny", "1=the core has it")
     night.ok("nudge")  # mechanical: nothing to redraft, so the chain ends
     assert all(d["status"] == "closed" for d in night.drafts())
+    # Nothing redrafts in mechanical mode: the audit says the chain ended, as its cull did.
+    assert night.json("sleep", "audit")["chains"][0]["outcome"] == "ended denied"
     assert "preserved_verbatim: true" in night.cores()["keep-this-exactly-ship-on-fridays-never"]
     assert "Mechanical mode" in night.json("sleep", "status")["say"]

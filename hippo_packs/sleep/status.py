@@ -125,14 +125,9 @@ def audit(cycle: Cycle, limit: int = 20) -> dict[str, Any]:
         attempts.sort(key=lambda d: int(d.get("attempt", 1)))
         last = attempts[-1]
         ops = [op for a in attempts for op in a.get("operations", [])]
-        if last.get("terminal") and any(op.get("status") == "denied" for op in last["operations"]):
-            ended = "ended denied"
-        elif any(op.get("status") in ("pending", "approving") for op in ops):
-            ended = "under review"
-        elif any(op.get("status") == "denied" for op in last["operations"]):
-            ended = "waiting for a redraft"
-        else:
-            ended = "landed"
+        # The store's order: a terminal attempt with a denial has ended, reviewed or not.
+        denied = any(op.get("status") == "denied" for op in last["operations"])
+        ended = "ended denied" if last.get("terminal") and denied else outcome(cycle, last)
         brief_id = attempts[0].get("brief_id_used")
         brief = briefs.get(brief_id) if brief_id else None
         items.append(

@@ -26,7 +26,7 @@ def outcome(cycle: Cycle, last: dict[str, Any]) -> str:
     """What the chain whose last attempt is ``last`` has come to."""
     ops = last.get("operations", [])
     denied = any(op.get("status") == "denied" for op in ops)
-    if last.get("status") != "reviewed":
+    if last.get("status") not in ("reviewed", "closed"):
         return "under review"
     if denied and (last.get("terminal") or cycle.mechanical):
         return "ended denied"
