@@ -372,3 +372,36 @@ def test_decisions_come_from_standard_input(night: Sleepy, monkeypatch: pytest.M
     monkeypatch.setattr("sys.stdin", io.StringIO("not json"))
     bad = night.run("review", draft, "--decisions", "-")
     assert bad.code == 2 and bad.err.startswith("error: --decisions standard input: not JSON")
+
+
+def test_a_dream_pass_may_read_the_sleep_packs_fragments_and_cores(scene: Any):
+    assert scene.hippo("pack", "add", "sleep", cwd=scene.root).code == 0
+    extra = scene.root / ".hippo/packs/extra"
+    (extra / "passes").mkdir(parents=True)
+    (extra / "prompts").mkdir()
+    (extra / "personas").mkdir()
+    (extra / "pack.toml").write_text(
+        'name = "extra"\nversion = "0.1.0"\ndescription = "x"\nprotocol = "HIPPO_V1"\n'
+        'hippo = ">=0.1"\n'
+    )
+    (extra / "passes/memory.toml").write_text(
+        'protocol = "HIPPO_V1"\nprompt = "prompts/memory.md"\n'
+        'reads = ["fragments", "cores", "brief"]\nreviewer = "personas/r.md"\nper_note = false\n'
+    )
+    (extra / "prompts/memory.md").write_text(
+        "Fragments:\n{{fragments}}\nCores:\n{{cores}}\nBrief:\n{{brief}}\n"
+    )
+    (extra / "personas/r.md").write_text("Review.\n")
+    core = scene.root / "notes/cores/deploys-run-from-main.md"
+    core.parent.mkdir(parents=True)
+    core.write_text(
+        '---\ntype: core\nstatus: current\ntopic: "deploy"\nevidence_count: 2\n---\n'
+        "# Deploys run from main\n\nDeploys run from main.\n"
+    )
+    assert scene.hippo("remember", "ship on Fridays", "--topic", "ops", cwd=scene.root).code == 0
+    scene.transcript(hours_ago=2)
+    run = scene.dream("--dry-run", "--show-prompts", "--pass", "memory")
+    assert run.code == 0, run.err
+    assert "1. [ops] (" in run.out and "ship on Fridays" in run.out
+    assert "- target_core_id: deploys-run-from-main (topic deploy, evidence 2)" in run.out
+    assert "(no brief: nobody steered this sleep" in run.out
