@@ -135,8 +135,10 @@ def _read_decisions(path: str) -> list[dict[str, Any]]:
     shown = "standard input" if path == "-" else path
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--decisions {shown}: cannot be read ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"--decisions {shown}: cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--decisions {shown}: not UTF-8; save it as UTF-8") from None
     try:
         value = json.loads(text)
     except ValueError as exc:
