@@ -8,7 +8,11 @@ cache (no target), then its warm median: target at most 4x the floor at 2,000 no
 pip-installed (see bench/harness.py); each figure is CPU (user+sys) and wall time, median
 and min-max.
 
-Run: python bench/context.py [--notes N ...] [--runs R]
+With ``--relevance bm25`` the workspace ranks relevant notes by BM25 (the same targets);
+with ``--relevance headings bm25`` both settings run in the same rounds, each on a workspace
+of its own, and their ratio is printed.
+
+Run: python bench/context.py [--notes N ...] [--runs R] [--relevance headings|bm25 ...]
 """
 
 from __future__ import annotations
@@ -40,35 +44,53 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--relevance",
+        choices=["headings", "bm25"],
+        nargs="+",
+        default=["headings"],
+        help="the setting; given both, both run in the same rounds",
+    )
     args = parser.parse_args()
+    args.relevance = list(dict.fromkeys(args.relevance))
     hippo = installed_hippo()
     command = [hippo, "context", "--task", TASK]
-    warm: dict[int, Sample] = {}
+    warm: dict[tuple[str, int], Sample] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         env = clean_env(tmp_path / "home")
         python = floor(tmp_path)
-        header(f"hippo context ({hippo}), each count's case and floor run in rounds", args.runs)
+        header(f"hippo context ({hippo}), each count's cases and floor run in rounds", args.runs)
         for count in args.notes:
-            root = tmp_path / f"ws-{count}"
-            make_workspace(root, count)
-            cold = measure(command, 1, cwd=root, env=env, check=prints_something)
-            found = rounds(
-                {
-                    "floor": Case([python, "-c", "pass"], cwd=root, env=env),
-                    "warm": Case(command, cwd=root, env=env, check=prints_something),
-                },
-                args.runs,
-            )
-            base, warm[count] = found["floor"], found["warm"]
+            cases = {"floor": Case([python, "-c", "pass"], cwd=tmp_path, env=env)}
+            cold = {}
+            for relevance in args.relevance:
+                root = tmp_path / f"ws-{count}-{relevance}"
+                make_workspace(root, count, relevance=relevance)
+                cold[relevance] = measure(command, 1, cwd=root, env=env, check=prints_something)
+                cases[relevance] = Case(command, cwd=root, env=env, check=prints_something)
+            found = rounds(cases, args.runs)
+            base = found["floor"]
             row(f"python -c pass (the floor, with {count:,} notes)", base, base)
-            row(f"context --task, cold, 1 run ({count:,} notes)", cold, base)
-            target = 4.0 if count == 2000 else None
-            row(f"context --task ({count:,} notes)", warm[count], base, target)
-    if len(warm) > 1:
-        small, large = (2000 if 2000 in warm else min(warm)), max(warm)
+            for relevance in args.relevance:
+                name = f"context --task, {relevance}"
+                row(f"{name}, cold, 1 run ({count:,} notes)", cold[relevance], base)
+                warm[relevance, count] = found[relevance]
+                target = 4.0 if count == 2000 else None
+                row(f"{name} ({count:,} notes)", found[relevance], base, target)
+            if len(args.relevance) > 1:
+                ratio_row(f"bm25 / headings ({count:,} notes)", found["bm25"], found["headings"])
+    counts = sorted({count for _, count in warm})
+    if len(counts) > 1:
+        small, large = (2000 if 2000 in counts else counts[0]), counts[-1]
         target = 1.5 if small == 2000 else None  # the target is over 2,000 notes
-        ratio_row(f"context --task, {large:,} / {small:,} notes", warm[large], warm[small], target)
+        for relevance in args.relevance:
+            ratio_row(
+                f"context --task, {relevance}, {large:,} / {small:,} notes",
+                warm[relevance, large],
+                warm[relevance, small],
+                target,
+            )
 
 
 if __name__ == "__main__":

@@ -368,13 +368,14 @@ WORDS = [
 ]
 
 
-def make_workspace(root: Path, count: int, seed: int = 7) -> None:
-    """A workspace of ``count`` notes in 40 folders, with frontmatter, headings and links;
-    every note is dated a minute back (older than the cache's racy window, as real notes
-    are)."""
+def make_workspace(root: Path, count: int, seed: int = 7, relevance: str = "headings") -> None:
+    """A workspace of ``count`` notes in 40 folders, with frontmatter, headings and links,
+    ranking relevant notes by ``relevance``; every note is dated a minute back (older than
+    the cache's racy window, as real notes are)."""
     rng = random.Random(seed)
     (root / ".hippo").mkdir(parents=True)
-    (root / ".hippo" / "settings.toml").write_text('required_notes = ["Policies/Rules.md"]\n')
+    settings = f'required_notes = ["Policies/Rules.md"]\nrelevance = "{relevance}"\n'
+    (root / ".hippo" / "settings.toml").write_text(settings)
     notes = root / "notes"
     names = [f"Topic {i:04d} {rng.choice(WORDS)} {rng.choice(WORDS)}" for i in range(count)]
     (notes / "Policies").mkdir(parents=True)

@@ -17,7 +17,9 @@ bench/harness.py); each figure is CPU (user+sys) and wall time, median and min-m
 With ``--sleep`` the workspace has the sleep pack added and an open loop waiting (a draft to
 review), so session-start also reads and prints the pack's part of the block.
 
-Run: python bench/hook.py [--notes N ...] [--runs R] [--sleep]
+With ``--relevance bm25`` the workspace ranks relevant notes by BM25 (the same targets).
+
+Run: python bench/hook.py [--notes N ...] [--runs R] [--sleep] [--relevance headings|bm25]
 """
 
 from __future__ import annotations
@@ -113,6 +115,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--relevance", choices=["headings", "bm25"], default="headings", help="the setting"
+    )
     parser.add_argument("--sleep", action="store_true", help="add the sleep pack, a loop open")
     args = parser.parse_args()
     hippo = installed_hippo()
@@ -124,7 +129,7 @@ def main() -> None:
         header(f"hippo hook ({hippo}), each count's cases and floor run in rounds", args.runs)
         for count in args.notes:
             root = tmp_path / f"ws-{count}"
-            make_workspace(root, count)
+            make_workspace(root, count, relevance=args.relevance)
             if args.sleep:
                 with_open_loop(hippo, root, env)
             found[count] = cases(hippo, python, root, env, args.runs)

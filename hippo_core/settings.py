@@ -50,6 +50,7 @@ class Settings(Record):
         "notes_dir",
         "entry_note",
         "budget_bytes",
+        "relevance",
         "required_notes",
         "sample_tasks",
         "log_path",
@@ -65,6 +66,9 @@ class Settings(Record):
     notes_dir: str
     entry_note: str
     budget_bytes: int
+    relevance: str
+    """How the context block ranks notes for a task: ``headings`` (the spec's rule) or
+    ``bm25``."""
     required_notes: tuple[str, ...]
     sample_tasks: tuple[str, ...]
     log_path: str | None
@@ -84,6 +88,7 @@ class Settings(Record):
         notes_dir: str = "notes",
         entry_note: str = "Home.md",
         budget_bytes: int = 25600,
+        relevance: str = "headings",
         required_notes: tuple[str, ...] = (),
         sample_tasks: tuple[str, ...] = (),
         log_path: str | None = None,
@@ -100,6 +105,7 @@ class Settings(Record):
             notes_dir=notes_dir,
             entry_note=entry_note,
             budget_bytes=budget_bytes,
+            relevance=relevance,
             required_notes=required_notes,
             sample_tasks=sample_tasks,
             log_path=log_path,

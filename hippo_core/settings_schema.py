@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path, PurePosixPath
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import tomlkit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -62,6 +62,13 @@ class SettingsModel(BaseModel):
     notes_dir: RelPath = Field("notes", description="Folder of the notes, inside the workspace.")
     entry_note: NotePath = Field("Home.md", description="Entry note, relative to notes_dir.")
     budget_bytes: int = Field(25600, gt=0, description="Context budget in UTF-8 bytes.")
+    relevance: Literal["headings", "bm25"] = Field(
+        "headings",
+        description=(
+            "How `hippo context --task` ranks notes: headings (task words in the title and "
+            "headings) or bm25 (the whole note, stemmed)."
+        ),
+    )
     required_notes: list[NotePath] = Field(
         default_factory=list, description="Notes named on a `required:` line of every context."
     )

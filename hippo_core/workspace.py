@@ -154,7 +154,21 @@ class Workspace:
         from hippo_core.notes.index import open_index
 
         notes = self.inside(self.settings.notes_dir)
-        return open_index(notes, self.inside(HIPPO_DIR, "cache", "notes.sqlite"))
+        kept = self.settings.relevance == "bm25"
+        return open_index(notes, self.inside(HIPPO_DIR, "cache", "notes.sqlite"), with_terms=kept)
+
+    @cached_property
+    def terms_index(self) -> NotesIndex:
+        """A notes index that keeps every note's terms, for what ranks by them (verify's
+        turn search, ``hippo eval context``): the notes index itself under ``relevance =
+        "bm25"``, else one of its own (``.hippo/cache/notes-terms.sqlite``)."""
+        from hippo_core.notes.index import open_index
+
+        if self.settings.relevance == "bm25":
+            return self.notes_index
+        notes = self.inside(self.settings.notes_dir)
+        path = self.inside(HIPPO_DIR, "cache", "notes-terms.sqlite")
+        return open_index(notes, path, with_terms=True)
 
     @cached_property
     def notes(self) -> NoteSet:

@@ -95,6 +95,53 @@ def test_ranking_scores_title_and_heading_words_then_updated_then_path(
     ]
 
 
+def test_bm25_ranks_by_the_whole_note_in_any_form_of_its_words(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    notes = {
+        "Home.md": HOME,
+        "Payments.md": "# Payments\n\nRefunds are retried nightly by the worker.\n",
+        "Retry policy.md": "# Retry policy\n\nA retry waits a minute.\n",
+        "Other.md": "# Other\n\nThe rest of the refund story is elsewhere.\n",
+    }
+    root = make_workspace("", notes)
+    task = ("context", "--task", "why was the refund retried nightly")
+    assert "relevant:" not in hippo(*task, cwd=root).out  # no title or heading says so
+    assert hippo("config", "set", "relevance", "bm25", cwd=root).code == 0
+    relevant = hippo(*task, cwd=root).out.split("relevant:\n")[1].splitlines()[:3]
+    assert relevant == [
+        "- Payments: Refunds are retried nightly by the worker.",  # all three words
+        "- Retry policy: A retry waits a minute.",  # retry, in its title and file name
+        "- Other: The rest of the refund story is elsewhere.",
+    ]
+    (root / "notes" / "Other.md").write_text("# Other\n\nNothing here.\n")
+    assert "- Other:" not in hippo(*task, cwd=root).out  # the index follows the edit
+    assert hippo("config", "set", "relevance", "headings", cwd=root).code == 0
+    assert "relevant:" not in hippo(*task, cwd=root).out
+
+
+def test_bm25_ties_go_to_the_body_then_updated_then_path(make_workspace: WorkspaceMaker):
+    notes = {
+        "Home.md": HOME,
+        # The same weighted count and length: "zebra" once as a title, or thrice in the body.
+        "t.md": "# Zebra\n",
+        "b.md": "zebra zebra zebra\n",
+        # Alike but for their dates and paths.
+        "y.md": "---\nupdated: 2026-01-01\n---\n# Zebra\n",
+        "x.md": "---\nupdated: 2026-01-01\n---\n# Zebra\n",
+        "n.md": "---\nupdated: 2026-06-01\n---\n# Zebra\n",
+    }
+    root = make_workspace('relevance = "bm25"\n', notes)
+    workspace = Workspace.open(root)
+    assert workspace.notes_index.bm25_paths(["zebra"], 5) == [
+        "b.md",
+        "n.md",
+        "x.md",
+        "y.md",
+        "t.md",
+    ]
+
+
 def test_at_most_five_relevant_notes(make_workspace: WorkspaceMaker):
     notes = {"Home.md": HOME} | {f"n{i}.md": f"# Deploy {i}\n\nline {i}\n" for i in range(8)}
     block = build_context(Workspace.open(make_workspace("", notes)), task="deploy")

@@ -151,6 +151,60 @@ def test_the_index_serves_what_a_reading_from_scratch_gives(steps, task: str) ->
         assert served_block(root, task) == reference_block(root, task)  # a fresh build agrees
 
 
+def reference_bm25(root: Path, task: str) -> str:
+    """The relevant part under ``relevance = "bm25"``, from every file: BM25 over each
+    note's weighted terms, ties to the body's score, then updated, then the path."""
+    import math
+
+    from hippo_core.notes.index import K1, B
+    from hippo_core.notes.terms import note_terms, terms
+
+    notes_dir = root / "notes"
+    counted = {}
+    for path in notes_dir.rglob("*.md"):
+        rel = path.relative_to(notes_dir).as_posix()
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue
+        note = parse_note(rel, path.read_bytes())
+        counted[rel] = (note, note_terms(note, path.read_bytes()))
+    mean = max(sum(c.length for _, c in counted.values()) / max(len(counted), 1), 1.0)
+    asked = sorted(set(terms(task)))
+    scored = []
+    for rel, (note, counts) in counted.items():
+        score = body = 0.0
+        for term in asked:
+            df = sum(1 for _, c in counted.values() if term in c.weighted)
+            if term not in counts.weighted:
+                continue
+            idf = math.log(1 + (len(counted) - df + 0.5) / (df + 0.5))
+            norm = K1 * (1 - B + B * counts.length / mean)
+            tf, in_body = counts.weighted[term], counts.body[term]
+            score += idf * tf / (tf + norm)
+            body += idf * in_body / (in_body + norm)
+        if score:
+            updated = note.meta.updated.toordinal() if note.meta.updated else 0
+            scored.append((-round(score, 9), -round(body, 9), -updated, rel, note))
+    best = [entry[-1] for entry in sorted(scored, key=lambda e: e[:4])][:5]
+    lines = [f"- {note.title}: {note.first_line}".rstrip() for note in best]
+    return "relevant:\n" + "".join(f"{line}\n" for line in lines) if best else ""
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=steps, task=st.sampled_from(["fix the refund queues", "rotated caches", "locks"]))
+def test_bm25_from_the_index_is_bm25_from_scratch(steps, task: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        (root / ".hippo").mkdir(parents=True)
+        (root / ".hippo" / "settings.toml").write_text('relevance = "bm25"\n')
+        write_notes(root, {"Home.md": "# Home\n\nWelcome.\n"})
+        clock = [time.time() - 100_000]
+        served_block(root, task)
+        for step in steps:
+            apply(root, step, clock)
+            served = served_block(root, task).split("linter:")[0]
+            assert served == reference_bm25(root, task), step
+
+
 HOME = {"Home.md": "# Home\n\nWelcome.\n", "Refunds.md": "# Refunds\n\nThe queue pauses.\n"}
 
 

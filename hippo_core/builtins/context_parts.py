@@ -85,12 +85,17 @@ def task_words(task: str) -> list[str]:
 
 
 def _relevant(workspace: Workspace, task: str) -> str:
-    """Up to five notes scoring above zero, best first: one point per task word in the
-    note's title or headings; ties to the most recently updated (undated last), the path."""
-    best = workspace.notes_index.ranked(task_words(task), MAX_RELEVANT)
+    """Up to five notes scoring above zero, best first, as ``relevance`` ranks them."""
+    index = workspace.notes_index
+    if workspace.settings.relevance == "bm25":
+        from hippo_core.notes.terms import terms
+
+        best = index.bm25_paths(terms(task), MAX_RELEVANT)
+    else:  # the spec's rule: one point per task word in the note's title or headings
+        best = index.ranked_paths(task_words(task), MAX_RELEVANT)
     if not best:
         return ""
-    lines = [f"- {title}: {first_line}".rstrip() for title, first_line in best]
+    lines = [f"- {title}: {first_line}".rstrip() for title, first_line in index.shown(best)]
     return "relevant:\n" + "".join(f"{line}\n" for line in lines)
 
 

@@ -129,6 +129,7 @@ def context(as_json: bool = typer.Option(False, "--json", help="Print one JSON o
     typer.echo(
         f"{found['tasks']} tasks (sessions that read or edited notes), {found['notes']} notes"
     )
-    typer.echo(f"{'ranking':<18}{'recall@5':>9}{'MRR':>7}")
+    typer.echo(f"{'ranking':<22}{'recall@5':>9}{'MRR':>7}")
     for name, rates in found["rankings"].items():
-        typer.echo(f"{name:<18}{rates['recall_at_5']:>9.2f}{rates['mrr']:>7.2f}")
+        here = "  (this workspace)" if name == f"relevance = {found['relevance']}" else ""
+        typer.echo(f"{name:<22}{rates['recall_at_5']:>9.2f}{rates['mrr']:>7.2f}{here}")

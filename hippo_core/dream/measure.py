@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 def measure_verify(workspace: Workspace) -> dict[str, Any]:
-    from hippo_core.dream.turns import MAX_TURNS, TurnIndex
+    from hippo_core.dream.turns import BODY_TERMS, MAX_TURNS, TurnIndex
     from hippo_core.home import index_path
     from hippo_core.sessions import all_records
 
@@ -39,8 +39,11 @@ def measure_verify(workspace: Workspace) -> dict[str, Any]:
                 continue
             note_file = workspace.notes_dir / note.path
             truth = index.touching(note_file, sessions)
-            found = index.mentioning(note, note_file, start, end, sessions)
-            text = index.mentioning(note, note_file, start, end, sessions, by_file=False)
+            telling = workspace.terms_index.telling(note.path, BODY_TERMS)
+            found = index.mentioning(note, note_file, start, end, sessions, body_terms=telling)
+            text = index.mentioning(
+                note, note_file, start, end, sessions, by_file=False, body_terms=telling
+            )
             keys = {(t.session, t.ordinal) for t in found}
             text_keys = {(t.session, t.ordinal) for t in text}
             rows.append(
@@ -107,11 +110,16 @@ def measure_context(workspace: Workspace) -> dict[str, Any]:
         index.close()
     notes = [n for n in workspace.notes if n.path != workspace.log_note]
     rankings = {
-        "spec": spec_ranker(workspace),
+        **{f"relevance = {name}": rank for name, rank in relevance_rankers(workspace).items()},
         "bm25 (baseline)": bm25_ranker(workspace),
     }
     rated = {name: rates(rank, cases) for name, rank in rankings.items()}
-    return {"tasks": len(cases), "notes": len(notes), "rankings": rated}
+    return {
+        "tasks": len(cases),
+        "notes": len(notes),
+        "relevance": workspace.settings.relevance,
+        "rankings": rated,
+    }
 
 
 def rates(rank: Callable[[str], list[str]], cases: list[tuple[str, set[str]]]) -> dict[str, Any]:
@@ -126,12 +134,18 @@ def rates(rank: Callable[[str], list[str]], cases: list[tuple[str, set[str]]]) -
     return {"recall_at_5": round(recall / len(cases), 3), "mrr": round(mrr / len(cases), 3)}
 
 
-def spec_ranker(workspace: Workspace) -> Callable[[str], list[str]]:
-    """The context block's own rule: the five notes with most task words in their title and
-    headings (``hippo context --task``)."""
+def relevance_rankers(workspace: Workspace) -> dict[str, Callable[[str], list[str]]]:
+    """The context block's ranking for each ``relevance`` setting, as ``hippo context
+    --task`` ranks with it: ``headings`` (the spec's rule, the five notes with most task
+    words in their title and headings) and ``bm25`` (terms of the whole note)."""
     from hippo_core.builtins.context_parts import MAX_RELEVANT, task_words
+    from hippo_core.notes.terms import terms
 
-    return lambda task: workspace.notes_index.ranked_paths(task_words(task), MAX_RELEVANT)
+    index = workspace.terms_index
+    return {
+        "headings": lambda task: workspace.notes_index.ranked_paths(task_words(task), MAX_RELEVANT),
+        "bm25": lambda task: index.bm25_paths(terms(task), MAX_RELEVANT),
+    }
 
 
 def bm25_ranker(workspace: Workspace) -> Callable[[str], list[str]]:

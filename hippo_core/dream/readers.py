@@ -119,9 +119,16 @@ def _mentioning(context: ReadContext) -> list[TurnText]:
     """The turns of the chunk that mention the per-note pass's note (asked once per note)."""
     if context.index is None or context.note is None:
         return []
-    path = context.workspace.notes_dir / context.note.path
+    from hippo_core.dream.turns import BODY_TERMS
+
+    note, workspace = context.note, context.workspace
     found: list[TurnText] = context.index.mentioning(
-        context.note, path, context.chunk.start, context.chunk.end, context.session_ids
+        note,
+        workspace.notes_dir / note.path,
+        context.chunk.start,
+        context.chunk.end,
+        context.session_ids,
+        body_terms=workspace.terms_index.telling(note.path, BODY_TERMS),
     )
     return found
 
@@ -130,7 +137,7 @@ def _mentioning(context: ReadContext) -> list[TurnText]:
 MATCHES = {
     "file": "the note's file (read, edited or cited)",
     "phrase": "the note's title, a heading or a source, word for word",
-    "words": "words of the note's title and headings",
+    "words": "words of the note's title, headings, file name and body",
 }
 
 

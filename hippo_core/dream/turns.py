@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.dream.model import TurnText
+from hippo_core.notes.terms import clean, terms
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
@@ -29,144 +30,6 @@ def bound(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S")
 
 
-#: Markup a heading may carry that is not its words: attribute lists (``{ #anchor .cls }``),
-#: HTML tags, a link's target, and the ``#``s that close an ATX heading.
-_MARKUP = re.compile(r"\{[^}]*\}|<[^>]*>|\s#+\s*$")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
-#: Words too common to find a note by; left out of the word-level search.
-COMMON = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "all",
-        "also",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "use",
-        "used",
-        "using",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-    ]
-)
-
-
-def clean(heading: str) -> str:
-    """A heading's words without its markup: ``Handling errors { #handling-errors }`` is
-    ``Handling errors``; emphasis and code ticks go with the other non-word characters."""
-    return " ".join(_MARKUP.sub(" ", _LINK.sub(r"\1", heading)).split())
-
-
 def _phrase(text: str) -> str | None:
     """An FTS5 phrase of the text's words; None for one word alone, which the word-level
     search ranks better than a phrase can (a heading such as ``Options`` is in every turn)."""
@@ -174,13 +37,34 @@ def _phrase(text: str) -> str | None:
     return '"' + " ".join(words) + '"' if len(words) > 1 else None
 
 
-def _words(texts: Iterable[str]) -> str | None:
-    """An FTS5 query that any of the texts' uncommon words matches (ranked by bm25)."""
-    found = dict.fromkeys(
-        w.lower() for t in texts for w in _WORDS.findall(clean(t)) if w.lower() not in COMMON
-    )
-    kept = [w for w in found if len(w) > 2 or w.isdigit()]
-    return " OR ".join(f'"{w}"' for w in kept) or None
+#: How much a word counts in the word-level search: of the title or the file name, of a
+#: heading, of the note's most telling body terms (passed in, from the notes index).
+TITLE_WEIGHT, HEADING_WEIGHT, BODY_WEIGHT = 2.0, 1.0, 1.0
+#: How many of a note's telling body terms the word-level search asks for.
+BODY_TERMS = 20
+
+
+def word_weights(note: Note, body_terms: Iterable[str] = ()) -> dict[str, float]:
+    """The stemmed terms the word-level search asks for, each with its weight: the title's
+    and file name's, the headings', and ``body_terms`` (what tells the note's body apart
+    from the other notes', :meth:`~hippo_core.notes.index.NotesIndex.telling`)."""
+    weights = dict.fromkeys(body_terms, BODY_WEIGHT)
+    name = note.path.removesuffix(".md").replace("/", " ")
+    for texts, weight in (((note.title, name), TITLE_WEIGHT), (note.headings, HEADING_WEIGHT)):
+        for term in dict.fromkeys(t for text in texts for t in terms(clean(text))):
+            weights[term] = weights.get(term, 0.0) + weight
+    return weights
+
+
+def _term_query(term: str) -> str:
+    """The FTS5 query of a stemmed term: the words it begins (``cach`` finds ``cache``,
+    ``cached`` and ``caching``; ``retry`` also ``retries`` and ``retried``); a stem of three
+    letters, the word itself."""
+    if len(term) <= 3:
+        return f'"{term}"'
+    if term.endswith("y"):
+        return f'"{term}" * OR "{term[:-1]}i" *'
+    return f'"{term}" *'
 
 
 class TurnIndex:
@@ -245,19 +129,23 @@ class TurnIndex:
         sessions: frozenset[str],
         *,
         by_file: bool = True,
+        body_terms: Iterable[str] = (),
     ) -> list[TurnText]:
-        """Turns of ``sessions`` in ``[start, end)`` that mention the note: its title, a
-        heading or a source in their text, or the note (or a source) among their files
-        (``by_file=False`` leaves those out: what the text alone finds, which
-        ``hippo eval verify`` measures).
+        """Turns of ``sessions`` in ``[start, end)`` that mention the note: the note (or a
+        source) among their files, its title, a heading or a source in their text, or its
+        words: the title's, the headings', the file name's and ``body_terms`` (the telling
+        terms of its body, :meth:`~hippo_core.notes.index.NotesIndex.telling`).
+        ``by_file=False`` leaves the files out: what the text alone finds, which ``hippo eval
+        verify`` measures.
 
         Best matches first, at most :data:`MAX_TURNS`. The last answer is kept, since two
         readers of one prompt ask the same question.
         """
-        key = (note.path, start, end, frozenset(sessions), by_file)
+        body_terms = tuple(body_terms)
+        key = (note.path, start, end, frozenset(sessions), by_file, body_terms)
         if self._last is not None and self._last[0] == key:
             return self._last[1]
-        found = self._mentioning(note, note_file, start, end, sessions, by_file)
+        found = self._mentioning(note, note_file, start, end, sessions, by_file, body_terms)
         self._last = (key, found)
         return found
 
@@ -293,11 +181,12 @@ class TurnIndex:
         start: datetime,
         end: datetime,
         sessions: frozenset[str],
-        by_file: bool = True,
+        by_file: bool,
+        body_terms: tuple[str, ...],
     ) -> list[TurnText]:
         """First the turns that read, edited or cited the note or a source, then those that
         say its title, a heading or a source word for word, then those that share its
-        title's and headings' uncommon words, best first within each; at most MAX_TURNS."""
+        weighted terms (:func:`word_weights`), best first within each; at most MAX_TURNS."""
         sources = list(note.meta.sources or ())
         window = {"start": bound(start), "end": bound(end)}
         found: dict[int, tuple[Any, str]] = {}
@@ -319,20 +208,34 @@ class TurnIndex:
                 {"path": pattern, **window},
             )
         take(sorted(touched, key=lambda r: r.started or "", reverse=True), "file")
-        texts = [note.title, *note.headings]
-        phrases = [_phrase(text) for text in (*texts, *sources)]
-        # The note's name is words too: ``config/build.md`` says "config" and "build".
-        named = [*texts, note.path.removesuffix(".md").replace("/", " ").replace("-", " ")]
-        for query, match in (
-            (" OR ".join(dict.fromkeys(p for p in phrases if p)), "phrase"),
-            (_words(named), "words"),
-        ):
-            if query and len(found) < MAX_TURNS:
-                take(self._search(query, window), match)
+        phrases = [_phrase(text) for text in (note.title, *note.headings, *sources)]
+        query = " OR ".join(dict.fromkeys(p for p in phrases if p))
+        if query and len(found) < MAX_TURNS:
+            take(self._search(query, window), "phrase")
+        if len(found) < MAX_TURNS:
+            take(self._by_words(word_weights(note, body_terms), window), "words")
         return [
             replace(text, match=found[row_id][1])
             for row_id, text in zip(found, self._texts(r for r, _ in found.values()), strict=True)
         ]
+
+    def _by_words(self, weights: dict[str, float], window: dict[str, str]) -> list[Any]:
+        """The turns that share the weighted terms, best first: each turn scores, for each
+        term it has, the term's weight times its BM25 in the turn."""
+        scores: dict[int, float] = {}
+        rows: dict[int, Any] = {}
+        for term, weight in weights.items():
+            for row in self._rows(
+                "SELECT t.*, bm25(turns_fts) AS score FROM turns_fts "
+                "JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH :query "
+                "AND t.started >= :start AND t.started < :end ORDER BY score LIMIT 500",
+                {"query": _term_query(term), **window},
+            ):
+                rows.setdefault(row.id, row)
+                scores[row.id] = scores.get(row.id, 0.0) - weight * row.score  # bm25 < 0
+        best = sorted(scores, key=lambda i: rows[i].started or "", reverse=True)
+        best.sort(key=lambda i: -round(scores[i], 9))  # ties: the newer first
+        return [rows[i] for i in best]
 
     def _search(self, query: str, window: dict[str, str]) -> list[Any]:
         return self._rows(

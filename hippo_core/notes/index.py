@@ -13,9 +13,12 @@ the size, mtime and inode the file had when it was read. A call refreshes it:
   within its mtime's granularity without its stamp moving, so it is looked at again next
   time (git's "racy" index entries, the same remedy): a change is never served stale.
 
-Ranking and the linter's counts are queries, not a walk over every note. The index is a
-cache: a file that is missing, unreadable, from another version of hippo or for another
-``notes_dir`` is rebuilt; a workspace where it cannot be written gets one in memory.
+Ranking and the linter's counts are queries, not a walk over every note. An index opened
+``with_terms`` (``relevance = "bm25"``) also keeps each note's term counts, what BM25 ranks
+by; the others spare every refresh that work. The index is a cache: a file that is missing,
+unreadable, from another version of hippo, for another ``notes_dir`` or kept with or without
+terms otherwise than asked is rebuilt; a workspace where it cannot be written gets one in
+memory.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import sqlite3
 import time
 
 from hippo_core.notes.links import resolve
+from hippo_core.notes.terms import note_terms
 from hippo_core.version import __version__
 
 TYPE_CHECKING = False
@@ -37,7 +41,7 @@ if TYPE_CHECKING:
     from hippo_core.notes.note import Note
 
 #: Bumped when the tables or what parsing a note yields change: an older index is rebuilt.
-FORMAT = "2"
+FORMAT = "3"
 RACY_NS = 2_000_000_000
 BUSY_MS = 10_000
 _SCHEMA = (
@@ -45,19 +49,32 @@ _SCHEMA = (
     # A folder's listing: (subfolders, {note file name: (size, mtime_ns, inode) or None}).
     "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime_ns INTEGER, listing BLOB)",
     "CREATE TABLE IF NOT EXISTS notes (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
-    "title TEXT NOT NULL, first_line TEXT NOT NULL, review_after INTEGER, data BLOB NOT NULL)",
+    "title TEXT NOT NULL, first_line TEXT NOT NULL, review_after INTEGER, "
+    "length INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS notes_by_name ON notes (name)",
+    "CREATE INDEX IF NOT EXISTS notes_by_length ON notes (length)",
     "CREATE INDEX IF NOT EXISTS notes_by_review ON notes (review_after)",
     # A note's title and heading words, with its date: ranking reads this table alone.
     "CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, updated INTEGER NOT NULL, "
     "PRIMARY KEY (word, path)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS words_by_path ON words (path)",
+    # A note's stemmed terms (terms.py), when kept: its weighted count (title, headings and
+    # file name count more) and its count in the body, with the note's length and date, so
+    # that BM25 reads this table alone.
+    "CREATE TABLE IF NOT EXISTS terms (term TEXT, path TEXT, tf INTEGER NOT NULL, "
+    "body INTEGER NOT NULL, length INTEGER NOT NULL, updated INTEGER NOT NULL, "
+    "PRIMARY KEY (term, path)) WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS terms_by_path ON terms (path)",
     "CREATE TABLE IF NOT EXISTS links (path TEXT NOT NULL, target TEXT NOT NULL, "
     "dangles INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS links_by_path ON links (path)",
     "CREATE INDEX IF NOT EXISTS links_by_target ON links (target)",
     "CREATE INDEX IF NOT EXISTS links_dangling ON links (dangles) WHERE dangles",
 )
+_TABLES = ("meta", "folders", "notes", "words", "terms", "links")
+#: BM25's term saturation and length normalisation. b is low because a long note (a
+#: changelog, an index of the others) is long because it holds much, not because it rambles.
+K1, B = 1.6, 0.3
 Stamp = tuple[int, int, int]
 Listing = tuple[list[str], dict[str, Stamp | None]]
 
@@ -65,13 +82,16 @@ Listing = tuple[list[str], dict[str, Stamp | None]]
 class NotesIndex:
     """The index of one ``notes_dir``, refreshed when opened (:func:`open_index`)."""
 
-    def __init__(self, conn: sqlite3.Connection, notes_dir: str) -> None:
+    def __init__(self, conn: sqlite3.Connection, notes_dir: str, with_terms: bool) -> None:
         self.conn = conn
         self.notes_dir = notes_dir
+        self.with_terms = with_terms
+        self._frequency: dict[str, int] | None = None
 
     def refresh(self) -> None:
         """Bring the index up to date with the files: stat everything, read what changed."""
         seen = self._survey()
+        self._frequency = None
         if seen.dirty:
             with self._writing():
                 self._apply(self._survey() if self._written_since(seen) else seen)
@@ -85,19 +105,18 @@ class NotesIndex:
         rows = self.conn.execute("SELECT path, data FROM notes ORDER BY path")
         return {path: Note.from_json(marshal.loads(data)) for path, data in rows}
 
-    def ranked(self, words: list[str], limit: int) -> list[tuple[str, str]]:
-        """Title and first body line of the ``limit`` notes with most of ``words`` in their
-        title and headings: ties to the most recently updated (undated last), then the path."""
-        best = self.ranked_paths(words, limit)
-        marks = ",".join("?" * len(best))
+    def shown(self, paths: list[str]) -> list[tuple[str, str]]:
+        """Title and first body line of each note of ``paths``, in their order."""
+        marks = ",".join("?" * len(paths))
         rows = self.conn.execute(
-            f"SELECT path, title, first_line FROM notes WHERE path IN ({marks})", best
+            f"SELECT path, title, first_line FROM notes WHERE path IN ({marks})", paths
         )
         found = {path: (title, first_line) for path, title, first_line in rows}
-        return [found[path] for path in best]
+        return [found[path] for path in paths]
 
     def ranked_paths(self, words: list[str], limit: int) -> list[str]:
-        """The paths :meth:`ranked` shows, best first."""
+        """The ``limit`` notes with most of ``words`` in their title and headings, best
+        first: ties to the most recently updated (undated last), then the path."""
         if not words:
             return []
         marks = ",".join("?" * len(words))
@@ -106,6 +125,86 @@ class NotesIndex:
             "ORDER BY count(*) DESC, max(updated) DESC, path LIMIT ?"
         )
         return [row[0] for row in self.conn.execute(query, (*words, limit))]
+
+    def bm25_paths(self, terms: list[str], limit: int) -> list[str]:
+        """The ``limit`` notes that BM25 ranks best for ``terms`` (stemmed, as
+        :func:`~hippo_core.notes.terms.terms` gives them) over title, headings, body and file
+        name, best first: ties to the body's own score, then the most recently updated, then
+        the path. An index opened without terms ranks nothing."""
+        terms = list(dict.fromkeys(terms))
+        if not terms or not self.with_terms:
+            return []
+        names = {f"t{i}": term for i, term in enumerate(terms)}
+        among = f"term IN ({', '.join(':' + name for name in names)})"
+        found = self.conn.execute(
+            f"SELECT term, count(*) FROM terms WHERE {among} GROUP BY term", names
+        ).fetchall()
+        if not found:
+            return []
+        count, length = self._sizes()
+        import math
+
+        values: dict[str, object] = {"mean": max(length / max(count, 1), 1.0), **names}
+        cases = []
+        for i, (term, df) in enumerate(found):
+            values[f"w{i}"] = term
+            values[f"i{i}"] = math.log(1 + (count - df + 0.5) / (df + 0.5))
+            cases.append(f"WHEN :w{i} THEN :i{i}")
+        idf = f"CASE term {' '.join(cases)} END"
+
+        def score(column: str) -> str:
+            # idf * tf / (tf + K1 * (1 - B + B * length / mean)), summed over the terms; the
+            # factor K1 + 1 is the same for all and left out. Rounded, so that sums of the
+            # same terms in another order tie and the next key decides.
+            norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
+            return f"round(sum({idf} * {column} / ({column} + {norm})), 9)"
+
+        # The best by score alone first: one pass over the terms' rows, which is the cost.
+        top = self.conn.execute(
+            f"SELECT path, {score('tf')} AS score FROM terms WHERE {among} GROUP BY path "
+            "ORDER BY score DESC LIMIT :limit",
+            {**values, "limit": limit + 1},
+        ).fetchall()
+        if len(top) > limit and top[limit][1] == top[limit - 1][1]:
+            # A tie across the cut: every note with the last place's score is in the running.
+            where, values["floor"] = f"{among} GROUP BY path HAVING score >= :floor", top[-1][1]
+        else:
+            values.update((f"p{i}", row[0]) for i, row in enumerate(top))
+            paths = ", ".join(f":p{i}" for i in range(len(top)))
+            where = f"{among} AND path IN ({paths}) GROUP BY path"
+        rows = self.conn.execute(
+            f"SELECT path, {score('tf')} AS score, {score('body')}, max(updated) FROM terms "
+            f"WHERE {where}",
+            values,
+        ).fetchall()
+        rows.sort(key=lambda row: (-row[1], -row[2], -row[3], row[0]))
+        return [row[0] for row in rows[:limit]]
+
+    def telling(self, path: str, limit: int) -> list[str]:
+        """The ``limit`` terms that best tell the body of the note at ``path`` from the
+        other notes (tf-idf: ``(1 + log tf) * log(notes / (1 + notes with the term))``),
+        best first; an index opened without terms tells nothing."""
+        if not self.with_terms:
+            return []
+        if self._frequency is None:  # counted once: every term's count of notes
+            self._frequency = dict(
+                self.conn.execute("SELECT term, count(*) FROM terms GROUP BY term").fetchall()
+            )
+        import math
+
+        count, frequency = max(self._sizes()[0], 1), self._frequency
+        rows = self.conn.execute("SELECT term, body FROM terms WHERE path = ? AND body", (path,))
+        weight = {
+            term: (1 + math.log(body)) * math.log(count / (1 + frequency.get(term, 0)))
+            for term, body in rows
+        }
+        return sorted(weight, key=lambda term: (-weight[term], term))[:limit]
+
+    def _sizes(self) -> tuple[int, int]:
+        """How many notes there are and their summed length, as BM25 counts them."""
+        rows = self.conn.execute("SELECT key, value FROM meta WHERE key IN ('notes', 'length')")
+        sizes = dict(rows.fetchall())
+        return int(sizes.get("notes", 0)), int(sizes.get("length", 0))
 
     def overdue(self, today: int) -> int:
         """How many notes have a ``review_after`` before ``today`` (a date's ordinal)."""
@@ -152,35 +251,52 @@ class NotesIndex:
             [(path, m, marshal.dumps(listing)) for path, (m, listing) in survey.folders.items()],
         )
         for path in [*survey.removed, *survey.changed]:
-            for table in ("notes", "words", "links"):
+            for table in ("notes", "words", "terms", "links"):
                 conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
-        for note in parsed:
-            self._store(note)
+        for note, raw in parsed:
+            self._store(note, raw)
+        if self.with_terms:  # what BM25 needs of the whole: how many notes, how long
+            count, length = conn.execute("SELECT count(*), total(length) FROM notes").fetchone()
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [("notes", str(count)), ("length", str(int(length)))],
+            )
         self._resolve_again(
             _affected_targets([*survey.removed, *survey.added]), set(survey.changed)
         )
         for path in survey.changed:
             self._resolve_links_of(path)
 
-    def _store(self, note: Note) -> None:
+    def _store(self, note: Note, raw: bytes) -> None:
         meta = note.meta
+        updated = meta.updated.toordinal() if meta.updated else 0  # undated ranks last
+        counts = note_terms(note, raw) if self.with_terms else None
         self.conn.execute(
-            "INSERT INTO notes (path, name, title, first_line, review_after, data) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO notes (path, name, title, first_line, review_after, length, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
                 note.path,
                 note.path.rsplit("/", 1)[-1],
                 note.title,
                 note.first_line,
                 meta.review_after.toordinal() if meta.review_after else None,
+                counts.length if counts else 0,
                 marshal.dumps(note.to_json()),
             ),
         )
-        updated = meta.updated.toordinal() if meta.updated else 0  # undated ranks last
         self.conn.executemany(
             "INSERT INTO words (word, path, updated) VALUES (?, ?, ?)",
             [(word, note.path, updated) for word in sorted(note.vocabulary)],
         )
+        if counts:
+            self.conn.executemany(
+                "INSERT INTO terms (term, path, tf, body, length, updated) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (term, note.path, tf, counts.body[term], counts.length, updated)
+                    for term, tf in counts.weighted.items()
+                ],
+            )
         self.conn.executemany(
             "INSERT INTO links (path, target, dangles) VALUES (?, ?, 0)",
             [(note.path, target) for target, _line in note.links],
@@ -331,9 +447,9 @@ class _Survey:
         self.removed.extend(folder + name for name in old if name not in files)
         return sorted(dirs), dict(sorted(files.items()))
 
-    def parse(self, path: str) -> Note:
-        """Read and parse a note; one that cannot be read is tried again next time (its
-        permissions may change without its stamp moving)."""
+    def parse(self, path: str) -> tuple[Note, bytes]:
+        """Read and parse a note, with its bytes; one that cannot be read is tried again next
+        time (its permissions may change without its stamp moving)."""
         from hippo_core.notes.note import parse_note, unreadable_note
 
         try:
@@ -342,8 +458,8 @@ class _Survey:
         except OSError as exc:
             folder, _, name = path.rpartition("/")
             self.folders[folder + "/" if folder else ""][1][1][name] = None
-            return unreadable_note(path, exc.strerror or type(exc).__name__)
-        return parse_note(path, raw)
+            return unreadable_note(path, exc.strerror or type(exc).__name__), b""
+        return parse_note(path, raw), raw
 
 
 @contextlib.contextmanager
@@ -377,12 +493,36 @@ def _affected_targets(paths: list[str]) -> set[str]:
     return targets
 
 
-def open_index(notes_dir: str | PathLike[str], path: str | PathLike[str]) -> NotesIndex:
-    """The index of ``notes_dir`` kept at ``path``, refreshed; rebuilt or in memory as needed."""
+def open_index(
+    notes_dir: str | PathLike[str], path: str | PathLike[str] | None, *, with_terms: bool = False
+) -> NotesIndex:
+    """The index of ``notes_dir`` kept at ``path``, refreshed; rebuilt or in memory as needed
+    (``path`` None: in memory). ``with_terms``: keep what :meth:`NotesIndex.bm25_paths`
+    ranks by."""
     root = os.fspath(notes_dir)
+    wanted = {
+        "format": FORMAT,
+        "hippo": __version__,
+        "notes_dir": root,
+        "terms": "kept" if with_terms else "not kept",
+    }
+    if path is not None:
+        index = _on_disk(os.fspath(path), root, wanted, with_terms)
+        if index is not None:
+            return index
+    memory = sqlite3.connect(":memory:", isolation_level=None)
+    index = NotesIndex(_prepare(memory, wanted), root, with_terms)
+    index.refresh()
+    return index
+
+
+def _on_disk(
+    path: str, notes_dir: str, wanted: dict[str, str], with_terms: bool
+) -> NotesIndex | None:
+    """The index kept at ``path``, refreshed; None where it cannot be kept there."""
     for attempt in range(2):
         try:
-            index = NotesIndex(_connect(os.fspath(path), root), root)
+            index = NotesIndex(_connect(path, wanted), notes_dir, with_terms)
             index.refresh()
             return index
         except OSError:
@@ -390,28 +530,26 @@ def open_index(notes_dir: str | PathLike[str], path: str | PathLike[str]) -> Not
         except sqlite3.DatabaseError as exc:
             if attempt or not _damaged(exc):
                 break  # read-only, or held by a stuck process: build it in memory
-            _delete(os.fspath(path))  # torn or not a database: it is only a cache
-    index = NotesIndex(_prepare(sqlite3.connect(":memory:", isolation_level=None), root), root)
-    index.refresh()
-    return index
+            _delete(path)  # torn or not a database: it is only a cache
+    return None
 
 
-def _connect(path: str, notes_dir: str) -> sqlite3.Connection:
+def _connect(path: str, wanted: dict[str, str]) -> sqlite3.Connection:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     conn = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None)
     try:
-        return _prepare(conn, notes_dir)
+        return _prepare(conn, wanted)
     except BaseException:
         conn.close()
         raise
 
 
-def _prepare(conn: sqlite3.Connection, notes_dir: str) -> sqlite3.Connection:
-    """Tables in place, and empty unless they were written by this version for this folder."""
+def _prepare(conn: sqlite3.Connection, wanted: dict[str, str]) -> sqlite3.Connection:
+    """Tables in place, and empty unless they were written as ``wanted`` says (this version,
+    this folder, terms kept or not)."""
     conn.execute("PRAGMA synchronous = OFF")  # a cache: a torn file is rebuilt
-    wanted = {"format": FORMAT, "hippo": __version__, "notes_dir": notes_dir}
     try:
-        found = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+        found = _identity(conn)
     except sqlite3.OperationalError:
         found = {}  # no tables yet
     if found == wanted:
@@ -419,10 +557,10 @@ def _prepare(conn: sqlite3.Connection, notes_dir: str) -> sqlite3.Connection:
     conn.execute("BEGIN IMMEDIATE")
     try:
         with contextlib.suppress(sqlite3.OperationalError):
-            if dict(conn.execute("SELECT key, value FROM meta").fetchall()) == wanted:
+            if _identity(conn) == wanted:
                 conn.execute("COMMIT")  # another process made it while this one waited
                 return conn
-        for table in ("meta", "folders", "notes", "words", "links"):
+        for table in _TABLES:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
         for statement in _SCHEMA:
             conn.execute(statement)
@@ -432,6 +570,12 @@ def _prepare(conn: sqlite3.Connection, notes_dir: str) -> sqlite3.Connection:
         raise
     conn.execute("COMMIT")
     return conn
+
+
+def _identity(conn: sqlite3.Connection) -> dict[str, str]:
+    """What the index was made as (its meta without the figures BM25 keeps there)."""
+    rows = conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('notes', 'length')")
+    return dict(rows.fetchall())
 
 
 def _damaged(exc: sqlite3.DatabaseError) -> bool:

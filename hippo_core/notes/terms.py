@@ -1,0 +1,115 @@
+"""Words as ranking counts them: markup out of headings, common words out, light stemming.
+
+verify's word-level turn search and ``relevance = "bm25"`` of the context block both match
+a note by its uncommon words. Stemming here is deliberately light, what an English plural
+or tense adds (``retries`` and ``retry``, ``handled`` and ``handles``): it merges the forms
+a task and a note write of one word, without the aggressive stems that merge different
+words (``general`` and ``generate``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from hippo_core.notes.text import decode_note, split_frontmatter, words
+from hippo_core.records import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo_core.notes.note import Note
+
+#: Markup a heading may carry that is not its words: attribute lists (``{ #anchor .cls }``),
+#: HTML tags, a link's target, and the ``#``s that close an ATX heading.
+_MARKUP = re.compile(r"\{[^}]*\}|<[^>]*>|\s#+\s*$")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_COMMON = """
+    a about above after again all also an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it its itself
+    just me more most my no nor not now of off on once only or other our ours out over own
+    same she should so some such than that the their theirs them then there these they this
+    those through to too under until up use used using very was we were what when where
+    which while who whom why will with would you your yours
+"""
+#: Words too common to find a note by; left out of word-level searches and rankings.
+COMMON = frozenset(_COMMON.split())
+_STEMS: dict[str, str] = {}
+
+
+def clean(heading: str) -> str:
+    """A heading's words without its markup: ``Handling errors { #handling-errors }`` is
+    ``Handling errors``; emphasis and code ticks go with the other non-word characters."""
+    return " ".join(_MARKUP.sub(" ", _LINK.sub(r"\1", heading)).split())
+
+
+def stem(word: str) -> str:
+    """A lower-case word without its plural or tense ending: ``retries`` and ``retried``
+    are ``retry``; ``handle``, ``handles``, ``handled`` and ``handling`` are ``handl``. Not a
+    word, but the same stem for every form, which is all a match needs."""
+    found = _STEMS.get(word)
+    if found is None:
+        found = _STEMS[word] = _stem(word)
+    return found
+
+
+def _stem(word: str) -> str:
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith(("ies", "ied")):
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for ending in ("ing", "ed"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            word = word[: -len(ending)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+                word = word[:-1]  # running -> run, but falling -> fall
+            break
+    # A silent e goes too, so that "cache" meets "cached" and "caching" where they end.
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def terms(text: str) -> list[str]:
+    """The text's uncommon words of three or more letters or digits, stemmed, in order."""
+    return [stem(word) for word in words(text) if word not in COMMON]
+
+
+#: How much more than a body word a word of the title, of a heading and of the file name
+#: counts (a heading's words are in the body too, and the title is a heading): a title word
+#: counts 3, a heading word 2, a file name word 3.
+TITLE_WEIGHT, HEADING_WEIGHT, NAME_WEIGHT = 1, 1, 3
+#: File names that name their folder's note rather than a subject of their own.
+_FOLDER_NOTES = frozenset(["index", "readme", "_index"])
+
+
+class NoteTerms(Record):
+    """A note's terms: weighted counts, counts in the body alone, and the weighted length."""
+
+    __slots__ = ("weighted", "body", "length")
+    weighted: Counter[str]
+    body: Counter[str]
+    length: int
+
+    def __init__(self, weighted: Counter[str], body: Counter[str]) -> None:
+        self._set(weighted=weighted, body=body, length=sum(weighted.values()))
+
+
+def note_terms(note: Note, raw: bytes) -> NoteTerms:
+    """The terms of a note read from ``raw``: its body (after the frontmatter), its title,
+    headings and file name (``index.md`` and ``README.md`` by their folder's name)."""
+    text, _why = decode_note(raw)
+    body = Counter(terms(text[split_frontmatter(text).body_start :])) if text else Counter()
+    weighted = Counter(body)
+    for heading in note.headings:
+        for term in terms(clean(heading)):
+            weighted[term] += HEADING_WEIGHT
+    for term in terms(clean(note.title)):
+        weighted[term] += TITLE_WEIGHT
+    parts = note.path.removesuffix(".md").split("/")
+    name = parts[-2] if parts[-1].lower() in _FOLDER_NOTES and len(parts) > 1 else parts[-1]
+    for term in terms(name):
+        weighted[term] += NAME_WEIGHT
+    return NoteTerms(weighted, body)
