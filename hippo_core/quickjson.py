@@ -39,7 +39,15 @@ _scan = _json.make_scanner(_Context())  # type: ignore[arg-type]
 
 def loads(text: str | bytes | bytearray) -> Any:
     """``json.loads(text)``, for ``str`` or bytes (read as UTF-8 here; any other encoding,
-    or a byte-order mark, is json's to read)."""
+    or a byte-order mark, is json's to read). A value nested too deeply for the parser is a
+    ``ValueError`` like any other text that is not JSON, never a ``RecursionError``."""
+    try:
+        return _loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def _loads(text: str | bytes | bytearray) -> Any:
     given = text
     if not isinstance(text, str):
         try:

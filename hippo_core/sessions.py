@@ -10,6 +10,7 @@ Ids become file names (:mod:`hippo_core.session_ids`).
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 
 from hippo_core import quickjson
@@ -154,6 +155,26 @@ def declare(
     if write:
         write_record(workspace, record)
     return record
+
+
+def touched_note(workspace: Workspace, given: str) -> str:
+    """The note a session names with ``--note``, as its path from the workspace
+    (``notes/Deploy.md``): a ``.md`` file below ``notes_dir`` that exists. The path is read
+    from the current folder, or from the workspace's when it is not found there."""
+    notes = os.path.realpath(workspace.notes_dir)
+    for base in (os.getcwd(), workspace.folder):
+        path = os.path.realpath(os.path.join(base, given))
+        if os.path.isfile(path):
+            break
+    shown = workspace.relative(workspace.notes_dir)
+    if os.path.commonpath([notes, path]) != notes or not path.endswith(".md"):
+        raise HippoError(
+            f"--note {given}: not a note of this workspace; give the path of a .md file "
+            f"below {shown}/, such as {shown}/Deploy.md"
+        )
+    if not os.path.isfile(path):
+        raise HippoError(f"--note {given}: no such note; check the path (notes are in {shown}/)")
+    return workspace.relative(os.path.join(workspace.notes_dir, os.path.relpath(path, notes)))
 
 
 def end(

@@ -120,17 +120,23 @@ class SettingsModel(BaseModel):
 KNOWN_KEYS = tuple(SettingsModel.model_fields)
 
 
-def unknown_key_warning(key: str, shown_as: str) -> str:
-    """The one line naming an unknown key, with a suggestion when one is close."""
-    line = f"{shown_as}: '{key}' is not a setting and was ignored"
-    close = difflib.get_close_matches(key, KNOWN_KEYS, n=1, cutoff=0.6)
-    return f"{line} - did you mean {close[0]}?" if close else line
+OPENAI_KEYS = tuple(OpenAIModel.model_fields)
+
+
+def unknown_key_warning(key: str, shown_as: str, table: str = "") -> str:
+    """The one line naming an unknown key (of ``table``, if given), with a suggestion when
+    one is close."""
+    known = OPENAI_KEYS if table == "openai" else KNOWN_KEYS
+    prefix = f"{table}." if table else ""
+    line = f"{shown_as}: '{prefix}{key}' is not a setting and was ignored"
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"{line} - did you mean {prefix}{close[0]}?" if close else line
 
 
 def parse_toml(raw: bytes, shown_as: str) -> tomlkit.TOMLDocument:
     """Parse settings bytes, turning every failure into one line naming the file."""
     try:
-        return tomlkit.parse(raw.decode("utf-8"))
+        return tomlkit.parse(raw.decode("utf-8").removeprefix("\ufeff"))  # a BOM is no key
     except UnicodeDecodeError as exc:
         raise HippoError(f"{shown_as}: not UTF-8 (byte {exc.start}); save it as UTF-8") from None
     except ParseError as exc:
@@ -143,12 +149,19 @@ def validate_settings(raw: bytes, *, shown_as: str) -> LoadedSettings:
     # A table hippo does not know belongs to a plugin (hippo_register_settings), which
     # checks it when it reads it; ``hippo doctor`` names a table that no plugin owns.
     tables = {k: v for k, v in values.items() if k not in KNOWN_KEYS and isinstance(v, dict)}
-    warnings = tuple(
+    warnings = [
         unknown_key_warning(k, shown_as) for k in values if k not in KNOWN_KEYS and k not in tables
-    )
+    ]
     known = {k: v for k, v in values.items() if k in KNOWN_KEYS}
+    openai = known.get("openai")
+    if isinstance(openai, dict):  # an unknown key here is ignored and named, as at the top
+        warnings += [
+            unknown_key_warning(k, shown_as, "openai") for k in openai if k not in OPENAI_KEYS
+        ]
+        known["openai"] = {k: v for k, v in openai.items() if k in OPENAI_KEYS}
     model = _validate(known, shown_as)
-    return LoadedSettings(Settings.from_values({**model.model_dump(), "tables": tables}), warnings)
+    settings = Settings.from_values({**model.model_dump(), "tables": tables})
+    return LoadedSettings(settings, tuple(warnings))
 
 
 def _validate(values: dict[str, Any], shown_as: str) -> SettingsModel:
@@ -202,6 +215,8 @@ def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
     document[key] = _parse_value(text)
     new = tomlkit.dumps(document)
     new = new if new.endswith("\n") else new + "\n"
+    if raw.startswith(b"\xef\xbb\xbf"):
+        new = "\ufeff" + new  # the file keeps the byte-order mark it had
     validate_settings(new.encode("utf-8"), shown_as=shown_as)
     atomic_write(path, new)
 

@@ -95,3 +95,96 @@ def test_reverted_text_is_shown_as_human_confirmed_and_never_changed_again(
     failures = scene.section("Validation failures")
     assert any("old changes text a person confirmed by revert" in f for f in failures)
     assert scene.note.read_text() == TESTING
+
+
+#: A plugin that kills its own process just before the n-th step of a revert that writes a
+#: receipt or a note under its final name ($HIPPO_TEST_KILL_AT): 1 the receipt, saying
+#: reverting; 2 the note; 3 the receipt, settled.
+KILLER = """
+import os, signal
+
+_at = int(os.environ.get("HIPPO_TEST_KILL_AT", "0"))
+_seen = [0]
+
+
+def _step(destination):
+    path = os.fspath(destination)
+    name = os.path.basename(path)
+    if name.startswith(".") or not ("/receipts/" in path or "/notes/" in path):
+        return
+    _seen[0] += 1
+    if _seen[0] == _at:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _wrap(real, destination_at):
+    def wrapped(*args, **kwargs):
+        _step(args[destination_at])
+        return real(*args, **kwargs)
+    return wrapped
+
+
+os.replace = _wrap(os.replace, 1)
+os.link = _wrap(os.link, 1)
+os.unlink = _wrap(os.unlink, 0)
+"""
+
+
+@pytest.mark.parametrize("step", [1, 2, 3])
+def test_a_revert_killed_at_each_step_leaves_records_that_tell_the_truth(
+    applied: tuple[Scene, str], tmp_path: Path, step: int
+):
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_hot_plugins import make_distribution
+
+    scene, receipt = applied
+    changed = scene.note.read_text()
+    site = tmp_path / "killer-site"
+    site.mkdir()
+    make_distribution(site, "hippo_revert_killer", KILLER)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(site),
+        "HIPPO_LOAD_PLUGINS": "hippo_revert_killer",
+        "HIPPO_TEST_KILL_AT": str(step),
+    }
+    killed = subprocess.run(
+        [sys.executable, "-m", "hippo_core", "revert", receipt],
+        cwd=scene.root,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    assert killed.returncode == -9, killed.stderr
+    reverts = [
+        json.loads(p.read_text())
+        for p in scene.files("receipts")
+        if json.loads(p.read_text())["type"] == "revert"
+    ]
+    # What the kill left: no receipt (step 1); a receipt saying reverting, the note as the
+    # change left it (2) or as before it (3).
+    assert [r["state"] for r in reverts] == ([] if step == 1 else ["reverting"])
+    assert scene.note.read_text() == (TESTING if step == 3 else changed)
+    doctor = scene.hippo("doctor", cwd=scene.root)
+    assert ("was left reverting by a `hippo revert` that stopped" in doctor.out) == (step > 1)
+    # The next revert settles it, then does what is still to do.
+    again = scene.hippo("revert", receipt, cwd=scene.root)
+    if step == 3:  # the note was back already: the revert is recorded as done
+        assert again.code == 1 and "was already reverted by receipt" in again.err
+    else:
+        assert again.code == 0, again.err
+    records = [json.loads(p.read_text()) for p in scene.files("receipts")]
+    states = sorted(r["state"] for r in records if r["type"] == "revert")
+    assert states == {1: ["reverted"], 2: ["interrupted", "reverted"], 3: ["reverted"]}[step]
+    if step == 2:
+        [stopped] = [r for r in records if r.get("state") == "interrupted"]
+        assert stopped["detail"] == "the revert stopped before the note was written"
+    if step == 3:
+        [done] = [r for r in records if r.get("state") == "reverted"]
+        assert done["detail"] == "recovered after a crash" and done["applied"]
+    assert scene.note.read_text() == TESTING
+    [change] = [r for r in records if r["type"] == "change"]
+    assert change["state"] == "applied"  # what the change did; its revert says it was undone

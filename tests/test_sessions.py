@@ -49,7 +49,7 @@ def test_invalid_ids_are_hashed_into_valid_file_names(
 def test_end_records_notes_handoff_and_no_change(
     hippo: HippoRunner, make_workspace: WorkspaceMaker
 ) -> None:
-    ws = make_workspace()
+    ws = make_workspace("", {"A.md": "# A\n", "sub/B.md": "# B\n"})
     hippo("session", "start", "--id", "s1", cwd=ws)
     run = hippo(
         "session",
@@ -57,22 +57,42 @@ def test_end_records_notes_handoff_and_no_change(
         "--id",
         "s1",
         "--note",
-        "notes/A.md",
+        "notes/A.md",  # from the workspace's folder
         "--note",
-        "notes/B.md",
+        "B.md",  # from the current folder
         "--handoff",
         "Prices moved to [[Pricing]].",
-        cwd=ws,
+        cwd=ws / "notes" / "sub",
     )
     assert run.code == 0 and "ended s1 (changed)" in run.out
     rec = record(ws, "s1")
-    assert rec["notes"] == ["notes/A.md", "notes/B.md"]
+    assert rec["notes"] == ["notes/A.md", "notes/sub/B.md"]
     assert rec["handoff"] == "Prices moved to [[Pricing]]."
 
     hippo("session", "start", "--id", "s2", cwd=ws)
     hippo("session", "end", "--id", "s2", "--no-change", "only read code", cwd=ws)
     assert record(ws, "s2")["no_change"] == "only read code"
     assert record(ws, "s2")["end_reason"] == "no-change"
+
+
+def test_end_refuses_a_note_that_is_not_one_and_records_nothing(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace("", {"A.md": "# A\n"})
+    (ws / "notes" / "data.txt").write_text("not a note\n")
+    hippo("session", "start", "--id", "s1", cwd=ws)
+    before = (ws / ".hippo" / "sessions" / "s1.json").read_bytes()
+    outside = "not a note of this workspace; give the path of a .md file below notes/"
+    for given, problem in [
+        ("../../etc/passwd", outside),
+        ("/etc/passwd", outside),
+        ("notes/data.txt", outside),
+        ("README.md", outside),
+        ("notes/Nope.md", "no such note; check the path (notes are in notes/)"),
+    ]:
+        run = hippo("session", "end", "--id", "s1", "--note", "notes/A.md", "--note", given, cwd=ws)
+        assert run.code == 1 and run.err.startswith(f"error: --note {given}: {problem}"), run.err
+        assert (ws / ".hippo" / "sessions" / "s1.json").read_bytes() == before
 
 
 def test_end_with_nothing_is_unspecified_and_defaults_to_the_latest_open_session(

@@ -68,16 +68,17 @@ def _model(workspace: Workspace) -> list[Finding]:
 
 def _half_applied(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream import receipts
-    from hippo_core.dream.apply import APPLYING
+    from hippo_core.dream.apply import APPLYING, REVERTING
     from hippo_core.findings import Finding
 
+    left = {APPLYING: "applying by a run", REVERTING: "reverting by a `hippo revert`"}
     return [
         Finding(
             "warning",
             "receipts",
-            f"{workspace.relative(path)} was left applying by a run that stopped; the next "
-            "`hippo dream` or `hippo revert` records whether the note changed",
+            f"{workspace.relative(path)} was left {left[record['state']]} that stopped; the "
+            "next `hippo dream` or `hippo revert` records whether the note changed",
         )
         for path, record in receipts.all_in(receipts.folder(workspace, "receipts"))
-        if record.get("state") == APPLYING
+        if record.get("state") in left
     ]

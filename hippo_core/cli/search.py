@@ -9,6 +9,9 @@ import typer
 
 from hippo_core.cli.common import JSON_OPTION
 
+#: The most turns one search may ask for.
+MAX_LIMIT = 100_000
+
 
 def search(
     query: str = typer.Argument(..., metavar="QUERY", help="Words to find (word* for a prefix)."),
@@ -19,7 +22,9 @@ def search(
     since: str | None = typer.Option(
         None, "--since", metavar="WHEN", help="Only turns since a date, a time or 24h/7d/2w ago."
     ),
-    limit: int = typer.Option(20, "--limit", min=1, metavar="N", help="At most N turns."),
+    limit: int = typer.Option(
+        20, "--limit", min=1, max=MAX_LIMIT, metavar="N", help="At most N turns."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Search the indexed turns and print the best matches with snippets."""

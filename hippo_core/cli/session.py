@@ -52,6 +52,7 @@ def end(
     from hippo_core.workspace import Workspace
 
     workspace = Workspace.find()
+    notes = [sessions.touched_note(workspace, note) for note in notes]
     with sessions.records_lock(workspace):
         if session is None:
             record = sessions.latest_open(workspace)

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 APPLIED, REJECTED, CHANGED, FAILED = "applied", "rejected", "note changed", "not applied"
 APPLYING, INTERRUPTED = "applying", "interrupted"
+#: A revert receipt's states: written ``reverting`` before the note, ``reverted`` after.
+REVERTING, REVERTED = "reverting", "reverted"
 
 
 @dataclass
@@ -184,12 +186,15 @@ def _write_new(path: Path, data: bytes) -> bool:
 
 
 def reconcile(workspace: Workspace) -> list[tuple[str, str]]:
-    """Settle receipts left ``applying`` by a process that died: say whether the note is
-    the old or the new one. Returns ``(receipt id, state)`` for each one settled."""
+    """Settle receipts left ``applying`` or ``reverting`` by a process that died: say
+    whether the note is the old or the new one. Returns ``(receipt id, state)`` for each
+    one settled."""
     settled = []
     for path, record in receipts.all_in(receipts.folder(workspace, "receipts")):
-        if record.get("state") != APPLYING:
+        state = record.get("state")
+        if state not in (APPLYING, REVERTING):
             continue
+        done, what = (APPLIED, "run") if state == APPLYING else (REVERTED, "revert")
         current: str | None
         try:
             current = note_digest((workspace.notes_dir / str(record.get("note"))).read_bytes())
@@ -197,12 +202,13 @@ def reconcile(workspace: Workspace) -> list[tuple[str, str]]:
             current = None  # no note: what a new note's receipt has as before
         except OSError:
             current = ""
-        if current is not None and current == record.get("after"):
-            record.update(state=APPLIED, applied=receipts.now(), detail="recovered after a crash")
+        if current != "" and "after" in record and current == record["after"]:
+            record.update(state=done, applied=receipts.now(), detail="recovered after a crash")
         elif current == record.get("before", ""):
-            record.update(state=INTERRUPTED, detail="the run stopped before the note was written")
+            detail = f"the {what} stopped before the note was written"
+            record.update(state=INTERRUPTED, detail=detail)
         else:
-            record.update(state=INTERRUPTED, detail="the run stopped; the note changed since")
+            record.update(state=INTERRUPTED, detail=f"the {what} stopped; the note changed since")
         receipts.write(path, record)
         settled.append((str(record.get("id")), record["state"]))
     return settled

@@ -8,7 +8,6 @@ the right types. What fails is reported, element by element, and never reviewed.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hippo_core.dream.model import Evidence, Proposal, ProposalKind
+from hippo_core.quickjson import loads
 
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)
 COMMON_KEYS = ("note", "kind", "old", "new", "reason", "evidence")
@@ -25,7 +25,7 @@ class EvidenceModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     session: str = Field(min_length=1)
-    ordinal: int = Field(ge=0)
+    ordinal: int = Field(ge=0, le=2**63 - 1)  # what an index's INTEGER holds
 
 
 class ProposalModel(BaseModel):
@@ -70,7 +70,7 @@ def _first_json(text: str) -> tuple[Any, bool]:
         candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
-            return json.loads(candidate), True
+            return loads(candidate), True
         except ValueError:
             continue
     return None, False

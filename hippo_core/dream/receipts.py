@@ -76,7 +76,7 @@ def created(record: dict[str, Any]) -> bool:
 
 
 def reverts(workspace: Workspace) -> list[dict[str, Any]]:
-    """Every revert receipt of the workspace, oldest first."""
+    """Every revert receipt of the workspace whose revert was done, oldest first."""
     directory = folder(workspace, "receipts")
     try:
         stamp = directory.stat().st_mtime_ns
@@ -87,7 +87,12 @@ def reverts(workspace: Workspace) -> list[dict[str, Any]]:
 
 @lru_cache(maxsize=8)
 def _reverts(directory: Path, _stamp: int) -> list[dict[str, Any]]:
-    return [record for _path, record in all_in(directory) if record.get("type") == REVERT]
+    # A revert that a kill interrupted (``reverting``, then ``interrupted``) undid nothing.
+    return [
+        record
+        for _path, record in all_in(directory)
+        if record.get("type") == REVERT and record.get("state", "reverted") == "reverted"
+    ]
 
 
 def confirmed_texts(workspace: Workspace, note: str) -> list[tuple[str, str]]:

@@ -1,6 +1,8 @@
 """``hippo revert RECEIPT``: put a note back as it was before a change, with a receipt.
 
-Refused when the note was edited after the change (``--force`` overrides). The text the
+Refused when the note was edited after the change (``--force`` overrides). Crash-safe as
+applying is: the revert receipt is written ``reverting`` before the note, and settled
+``reverted`` after it; a revert killed in between is settled by the next run. The text the
 change replaced is then confirmed by a person: verify sees it as true for as long as it
 stays in the note, and the same change is refused if a model proposes it again. A change
 whose receipt has no ``before`` (null: it created the note) is reverted by deleting the
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
-from hippo_core.dream.apply import APPLIED, reconcile
+from hippo_core.dream.apply import APPLIED, REVERTED, REVERTING, reconcile
 from hippo_core.dream.model import Event
 from hippo_core.errors import HippoError
 from hippo_core.notes.edit import note_digest
@@ -88,27 +90,31 @@ def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -
     previous = None if created else snapshot.read_bytes()
     proposal = _proposal(workspace, record)
     revert_id = receipts.new_id()
+    out = receipts.folder(workspace, "receipts") / f"{revert_id}.json"
+    # Crash-safe as a change is: the receipt first, saying ``reverting``; then the note; then
+    # the receipt settled. A kill in between leaves a receipt the next run settles by the
+    # note's hash (:func:`~hippo_core.dream.apply.reconcile`).
+    revert_record = {
+        "id": revert_id,
+        "type": receipts.REVERT,
+        "state": REVERTING,
+        "reverts": receipt_id,
+        "note": note,
+        "before": now,
+        "after": None if previous is None else note_digest(previous),
+        "forced": force and now != record.get("after"),
+        "confirmed": proposal.get("old", "") if proposal.get("kind") == "replace" else "",
+        "undone": proposal.get("new", ""),
+        "applied": "",
+        "invocation": {"hippo": __version__, "command": "hippo revert"},
+    }
+    receipts.create_once(out, revert_record)
     if previous is None:
         note_path.unlink(missing_ok=True)
     else:
         atomic_write(note_path, previous)
-    out = receipts.folder(workspace, "receipts") / f"{revert_id}.json"
-    receipts.write(
-        out,
-        {
-            "id": revert_id,
-            "type": receipts.REVERT,
-            "reverts": receipt_id,
-            "note": note,
-            "before": now,
-            "after": None if previous is None else note_digest(previous),
-            "forced": force and now != record.get("after"),
-            "confirmed": proposal.get("old", "") if proposal.get("kind") == "replace" else "",
-            "undone": proposal.get("new", ""),
-            "applied": receipts.now(),
-            "invocation": {"hippo": __version__, "command": "hippo revert"},
-        },
-    )
+    revert_record.update(state=REVERTED, applied=receipts.now())
+    receipts.write(out, revert_record)
     plugins.event(workspace, Event("reverted", {"receipt": str(out), "note": note}))
     return Reverted(out, note, force)
 

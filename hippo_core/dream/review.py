@@ -13,6 +13,7 @@ from typing import Any
 
 from hippo_core.dream.blocks import fence
 from hippo_core.dream.model import ReviewRequest, Verdict
+from hippo_core.quickjson import loads
 
 VERDICTS = ("confirm", "reject")
 
@@ -60,7 +61,7 @@ def parse_verdict(text: str) -> tuple[str, str, str]:
     if fenced:
         stripped = fenced.group(1).strip()
     try:
-        value: Any = json.loads(stripped)
+        value: Any = loads(stripped)
     except ValueError:
         return "reject", "", f"the reply is not one JSON object: {_preview(stripped)}"
     if not isinstance(value, dict):

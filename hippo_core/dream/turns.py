@@ -247,6 +247,8 @@ class TurnIndex:
 
     def turn(self, session: str, ordinal: int) -> TurnText | None:
         """The turn ``ordinal`` of ``session``, or None when the index has no such turn."""
+        if not 0 <= ordinal < 2**63:  # no INTEGER holds it, so no turn has it
+            return None
         rows = self._rows(
             "SELECT * FROM turns WHERE session = :session AND ordinal = :ordinal",
             {"session": session, "ordinal": ordinal},

@@ -39,12 +39,14 @@ def parse_since(value: str, now: datetime | None = None) -> str:
     relative = _RELATIVE.fullmatch(value.strip())
     if relative:
         amount, unit = int(relative.group(1)), relative.group(2)
-        delta = {
-            "h": timedelta(hours=amount),
-            "d": timedelta(days=amount),
-            "w": timedelta(weeks=amount),
-        }[unit]
-        return (now - delta).strftime("%Y-%m-%dT%H:%M:%S")
+        hours = amount * {"h": 1, "d": 24, "w": 24 * 7}[unit]
+        try:
+            return (now - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%S")
+        except OverflowError:
+            raise UsageError(
+                f"--since {value!r} reaches back before the year 1; give a shorter span "
+                "or a date (2026-11-01)"
+            ) from None
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:

@@ -74,8 +74,27 @@ def read_meta(split: Split) -> tuple[Meta, list[Problem]]:
 def _load_yaml(block: str) -> Any:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(block, Loader=loader)
+    return yaml.load(block, Loader=_loader())
+
+
+_LOADER: Any = None
+
+
+def _loader() -> Any:
+    """YAML's safe loader without its timestamp rule: a date stays the text it was written
+    as, so that ``2026-02-30`` is a bad value (``_date`` says so), not a YAML error."""
+    global _LOADER
+    if _LOADER is None:
+        import yaml
+
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        timestamp = "tag:yaml.org,2002:timestamp"
+        resolvers = {
+            first: [(tag, pattern) for tag, pattern in rules if tag != timestamp]
+            for first, rules in base.yaml_implicit_resolvers.items()
+        }
+        _LOADER = type("DatelessLoader", (base,), {"yaml_implicit_resolvers": resolvers})
+    return _LOADER
 
 
 def _text(value: Any) -> str | None:

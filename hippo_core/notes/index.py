@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from hippo_core.notes.note import Note
 
 #: Bumped when the tables or what parsing a note yields change: an older index is rebuilt.
-FORMAT = "3"
+FORMAT = "4"
 RACY_NS = 2_000_000_000
 BUSY_MS = 10_000
 _SCHEMA = (
