@@ -275,6 +275,20 @@ def test_since_24h_makes_one_chunk(scene: Scene):
     assert len([line for line in scene.section("Window") if line.startswith("- chunk ")]) == 1
 
 
+def test_since_2d_makes_two_whole_chunks_and_last_success_never_moves_back(scene: Scene):
+    scene.transcript(hours_ago=2)  # only the second chunk has a turn, and asks the model
+    scene.model({"exit": 1, "stderr": "model down"})
+    last = stamp(datetime.now(UTC) - timedelta(hours=1))
+    set_state(scene, last_success=last)
+    assert scene.dream("--since", "2d").code == 1
+    window = scene.section("Window")
+    assert any(line.endswith(": 2 chunks of at most 24 hours") for line in window), window
+    assert len([line for line in window if line.endswith(": failed")]) == 1
+    # The replay's first chunk ended a day before dreaming had got to; its second failed:
+    # dreaming still resumes where it was, and is not sent back to redo the day.
+    assert state(scene)["last_success"] == last and "retry_from" not in state(scene)
+
+
 def test_a_consolidate_append_is_not_made_twice(scene: Scene):
     scene.note.write_text(TESTING + "- 2026-11-30: The suite runs with `uv run pytest -q`.\n")
     session = scene.transcript(hours_ago=1)

@@ -154,3 +154,59 @@ def test_unknown_openai_keys_leave_the_known_ones_checked(
     run = hippo("config", "get", "openai", cwd=root)
     assert run.code == 1
     assert run.err.splitlines()[-1].startswith("error: .hippo/settings.toml: openai.max_tokens:")
+
+
+def test_what_killed_runs_left_is_named_by_doctor_and_removed_by_the_next_run(
+    scene, tmp_path: Path, monkeypatch
+):
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    old = time.time() - 3600
+    stale = scene.root / "notes" / ".Testing.md.0123456789ab.tmp"
+    fresh = scene.root / "notes" / ".Testing.md.ba9876543210.tmp"  # a write going on now
+    receipt = scene.root / ".hippo" / "receipts" / ".x.json.0a1b2c3d.tmp"
+    mine = scene.root / "notes" / "Not hippos.tmp"  # not a name hippo writes: never touched
+    receipt.parent.mkdir(parents=True, exist_ok=True)
+    for path in (stale, fresh, receipt, mine):
+        path.write_text("partial")
+    for path in (stale, receipt, mine):
+        os.utime(path, (old, old))
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead = temp / "hippo-model-dead"
+    live = temp / "hippo-model-live"
+    for folder, pid in ((dead, gone.stdout.strip()), (live, str(os.getpid()))):
+        folder.mkdir()
+        (folder / ".hippo-owner").write_text(pid + "\n")
+    staging = scene.root / ".hippo" / ".pack-1234abcd"
+    (staging / "half").mkdir(parents=True)
+
+    doctor = scene.hippo("doctor", cwd=scene.root).out
+    assert (
+        "2 temporary files left by killed runs: .hippo/receipts/.x.json.0a1b2c3d.tmp, "
+        "notes/.Testing.md.0123456789ab.tmp; the next `hippo dream` or `hippo revert` removes them"
+    ) in doctor
+    assert f"1 model folder left by killed runs: {dead}" in doctor
+    assert "1 pack staging folder left by killed runs: .hippo/.pack-1234abcd" in doctor
+
+    scene.transcript()
+    scene.proposer_replies()
+    assert scene.dream().code == 0
+    assert any(
+        "removed 3 temporary file(s) left by killed runs" in line
+        for line in scene.section("Inputs")
+    )
+    assert not stale.exists() and not receipt.exists() and not dead.exists()
+    assert fresh.exists() and mine.exists() and live.exists()
+    assert scene.hippo("pack", "add", "sleep", cwd=scene.root).code == 0
+    assert not staging.exists()
+    doctor = scene.hippo("doctor", cwd=scene.root).out
+    assert "model folder" not in doctor and "pack staging folder" not in doctor

@@ -259,6 +259,62 @@ def test_labelled_aws_secret_keys():
     )
 
 
+#: One of each token family public secret scanners agree on (issue 14), built in pieces so
+#: that this file holds none whole.
+FAMILIES = {
+    "gitlab-token": "glpat-" + "x1Y2z3A4b5C6d7E8f9G0",
+    "npm-token": "npm_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "pypi-token": "pypi-AgEIcHlwaS5vcmc" + "CJDg2NjYyMmI3LWQ4MmEtNDRkOC1hMjZhLTE2ZmE4NWJl",
+    "huggingface-token": "hf_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567",
+    "sendgrid-key": "SG." + "aBcDeFgHiJkLmNoPqRsTuV" + "." + "w" * 18 + "X1y2Z3a4b5C6d7E8f9G0h1I2j",
+    "twilio-key": "SK" + "0123456789abcdef" * 2,
+    "mailgun-key": "key-" + "0123456789abcdef" * 2,
+    "shopify-token": "shpat_" + "a1b2c3d4e5f6a7b8" * 2,
+    "digitalocean-token": "dop_v1_" + "a1b2c3d4e5f6a7b8" * 4,
+    "discord-token": "MTA5"
+    + "NzQ1MjIzNDU2Nzg5MDEy"
+    + "MzQ1.GhIjKl."
+    + "mNoPqRsTuVwXyZ0123456789abc",
+    "telegram-bot-token": "123456789:AA" + "HdqTcvCH1vGWJxfSeofSAs0K5PALDsawq",
+    "google-oauth-secret": "GOCSPX-" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ01",
+    "stripe-key": "whsec_" + "aBcDeFgHiJkLmNoPqRsTuVwXyZ",
+    "slack-token": "xapp-1-" + "A0123456789-1234567890123-abcdef",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FAMILIES))
+def test_every_token_family_is_redacted_on_its_own(kind):
+    token = FAMILIES[kind]
+    assert redact(f"use {token} here") == Redacted(f"use [redacted:{kind}] here", 1)
+
+
+def test_secrets_in_urls_and_connection_strings():
+    azure = (
+        "DefaultEndpointsProtocol=https;AccountName=ledger;AccountKey="
+        + "aBcD" * 22
+        + "==;EndpointSuffix=core.windows.net"
+    )
+    assert redact(azure).text == (
+        "DefaultEndpointsProtocol=https;AccountName=ledger;AccountKey=[redacted:azure-key];"
+        "EndpointSuffix=core.windows.net"
+    )
+    slack = "https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEF2/" + "aBcD" * 6
+    assert redact(slack).text == "https://hooks.slack.com/[redacted:slack-webhook]"
+    discord = "https://discord.com/api/webhooks/123456789012345678/" + "aB1-" * 17
+    assert redact(discord).text == "https://discord.com/api/webhooks/[redacted:discord-webhook]"
+
+
+def test_labelled_values_the_harness_found_kept():
+    aws = "/" + AWS_SECRET[1:]  # one real key in 64 starts with a slash, like a path
+    assert redact(f"aws_secret_access_key = {aws}").text == (
+        "aws_secret_access_key = [redacted:aws-secret-key]"
+    )
+    assert redact("password=SuperSecret123").text == "password=[redacted:secret]"
+    assert redact("secret: topsecretvalue").text == "secret: [redacted:secret]"
+    assert redact("  password: hunter").text == "  password: [redacted:secret]"
+    assert redact("token=nextToken").text == "token=nextToken"  # a name in camelCase
+
+
 def test_code_headers_and_other_assignment_shapes():
     text = (
         'API_KEY = "9f8e7d6c5b4a3210"\n'
@@ -324,7 +380,8 @@ def test_names_are_found_after_characters_that_change_length_when_lowered():
         '"Resource": "arn:aws:secretsmanager:*:*:secret:rds-custom!*"',
         'return f"{self.upload_sequence_token:056d}"',
         '"AWS::ApiGateway::ApiKey": "48205d4ffd7feba3"',
-        "  password: hunter  # a bare word of letters is taken as a type or a name",
+        "  password: Hunter  # a capitalised word after a colon is taken as a type",
+        "  token_type: bearer  # a word about a token, not one",
         'token.type = "text"',
         'tokenizer = AutoTokenizer.from_pretrained("gpt2")',
         "lasttoken = token",

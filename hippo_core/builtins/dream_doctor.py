@@ -22,7 +22,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
         Finding("warning", "dreaming", line.removeprefix("warning: "))
         for line in warnings(workspace)
     ]
-    return findings + _half_applied(workspace)
+    return findings + _half_applied(workspace) + _leftovers(workspace)
 
 
 def _packs(workspace: Workspace) -> list[Finding]:
@@ -82,3 +82,30 @@ def _half_applied(workspace: Workspace) -> list[Finding]:
         for path, record in receipts.all_in(receipts.folder(workspace, "receipts"))
         if record.get("state") in left
     ]
+
+
+def _leftovers(workspace: Workspace) -> list[Finding]:
+    """What killed runs left: temporary files, model folders, pack staging folders."""
+    from hippo_core import leftovers
+    from hippo_core.findings import Finding
+
+    found = [
+        (leftovers.stale_files(workspace), "temporary file", "`hippo dream` or `hippo revert`"),
+        (leftovers.model_folders(), "model folder", "`hippo dream` or `hippo revert`"),
+        (leftovers.staging_folders(workspace), "pack staging folder", "pack command"),
+    ]
+    findings = []
+    for paths, kind, remover in found:
+        if paths:
+            shown = ", ".join(workspace.relative(p) for p in paths[:3])
+            more = f" and {len(paths) - 3} more" if len(paths) > 3 else ""
+            plural = "s" if len(paths) > 1 else ""
+            findings.append(
+                Finding(
+                    "warning",
+                    "leftovers",
+                    f"{len(paths)} {kind}{plural} left by killed runs: {shown}{more}; the "
+                    f"next {remover} removes {'them' if plural else 'it'}",
+                )
+            )
+    return findings

@@ -33,11 +33,12 @@ def dream(
     from hippo_core.dream.run import Options
     from hippo_core.dream.run import dream as run_dream
     from hippo_core.dream.state import parse_time
-    from hippo_core.index.search import parse_since
+    from hippo_core.index.search import parse_since, since_span
 
     if show_prompts and not dry_run:
         raise UsageError("--show-prompts goes with --dry-run: hippo dream --dry-run --show-prompts")
-    start = parse_time(parse_since(since) + "Z") if since else None
+    # A span (2d) is taken back from the run's own now, so it makes whole 24-hour chunks.
+    start = (since_span(since) or parse_time(parse_since(since) + "Z")) if since else None
     found = workspace()
     if verbose:
         handler = logging.StreamHandler(sys.stderr)

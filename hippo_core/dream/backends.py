@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
 from hippo_core.errors import HippoError
+from hippo_core.leftovers import MODEL_PREFIX, OWNER
 
 if TYPE_CHECKING:
     import http.client
@@ -102,7 +103,9 @@ class CommandBackend:
         import tempfile
 
         if self.cwd is None:
-            with tempfile.TemporaryDirectory(prefix="hippo-model-") as folder:
+            with tempfile.TemporaryDirectory(prefix=MODEL_PREFIX) as folder:
+                # Whose folder it is: a later run removes it once this process is gone.
+                Path(folder, OWNER).write_text(f"{os.getpid()}\n", encoding="ascii")
                 return self._run_in(Path(folder), argv, stdin, extra_bytes_in)
         return self._run_in(self.cwd, argv, stdin, extra_bytes_in)
 

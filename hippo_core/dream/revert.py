@@ -49,7 +49,10 @@ def find_receipt(workspace: Workspace, given: str) -> Path:
 
 
 def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -> Reverted:
+    from hippo_core.leftovers import tidy
+
     reconcile(workspace)
+    tidy(workspace)
     path = find_receipt(workspace, given)
     shown = workspace.relative(path)
     record = receipts.read(path, shown)

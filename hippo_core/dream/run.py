@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 class Options:
     only: str | None = None
     dry_run: bool = False
-    since: datetime | None = None
+    since: datetime | timedelta | None = None
+    """Where the window starts: a time, or a span back from the window's end."""
     # What ``hippo eval`` sets to run one case exactly; ``hippo dream`` leaves them None.
     until: datetime | None = None
     """The window's end instead of now."""
@@ -163,12 +164,17 @@ def _run(
     if not options.dry_run:
         for receipt, settled in reconcile(workspace):
             report.add("Applied", f"`{receipt}`: left by an interrupted run, now {settled}")
+        from hippo_core.leftovers import tidy
+
+        if removed := tidy(workspace):
+            report.add("Inputs", f"removed {removed} temporary file(s) left by killed runs")
     index = TurnIndex.open(index_path())
     now = options.until or datetime.now(UTC)
     saved = dream_state.read_state(workspace)
     # A failed chunk is where the next run starts, even when nothing succeeded before it.
     resume = dream_state.parse_time(saved.get("retry_from") or saved.get("last_success"))
-    start = options.since or resume or now - dream_state.CHUNK
+    since = now - options.since if isinstance(options.since, timedelta) else options.since
+    start = since or resume or now - dream_state.CHUNK
     pieces = dream_state.chunks(start, now)
     report.add(
         "Window",
@@ -204,14 +210,25 @@ def _chunks(
                 report.add("Window", f"chunk {Chunk(*later).label()}: not run")
             if not options.dry_run:
                 state = dream_state.read_state(workspace)
-                state["retry_from"] = dream_state.show_time(chunk.start)
-                dream_state.write_state(workspace, state)
+                # A failed replay of a window dreamed already (--since) leaves the state be.
+                if not _before_last_success(state, chunk.start):
+                    state["retry_from"] = dream_state.show_time(chunk.start)
+                    dream_state.write_state(workspace, state)
             raise
         if not options.dry_run:
             state = dream_state.read_state(workspace)
-            state["last_success"] = dream_state.show_time(chunk.end)
-            state.pop("retry_from", None)
+            # last_success never moves back: a replay (--since) ends where dreaming had been.
+            if not _before_last_success(state, chunk.end):
+                state["last_success"] = dream_state.show_time(chunk.end)
+            retry = dream_state.parse_time(state.get("retry_from"))
+            if retry is not None and retry < chunk.end:  # the failed chunk is dreamed now
+                state.pop("retry_from")
             dream_state.write_state(workspace, state)
+
+
+def _before_last_success(state: dict[str, Any], moment: datetime) -> bool:
+    last = dream_state.parse_time(state.get("last_success"))
+    return last is not None and moment < last
 
 
 def _backend(workspace: Workspace, plugins: Plugins) -> ModelBackend:

@@ -33,6 +33,17 @@ def fts_query(query: str) -> str:
     return " ".join(f'"{w[:-1]}"*' if w.endswith("*") else f'"{w}"' for w in words)
 
 
+def since_span(value: str) -> timedelta | None:
+    """The span of a relative ``--since`` (``24h``, ``7d``, ``2w``); None for a date or time.
+    A span that reaches back before the year 1 is a usage error."""
+    relative = _RELATIVE.fullmatch(value.strip())
+    if not relative:
+        return None
+    parse_since(value)  # the same checks, the same error
+    amount, unit = int(relative.group(1)), relative.group(2)
+    return timedelta(hours=amount * {"h": 1, "d": 24, "w": 24 * 7}[unit])
+
+
 def parse_since(value: str, now: datetime | None = None) -> str:
     """``2026-11-01``, an ISO time, or ``24h``/``7d``/``2w`` back from now, as ISO UTC."""
     now = now or datetime.now(UTC)

@@ -42,6 +42,9 @@ def changing_packs(workspace: Workspace) -> Iterator[None]:
                 "another hippo pack command is changing the packs here; "
                 "try again when it has finished"
             )
+        from hippo_core.leftovers import remove, staging_folders
+
+        remove(staging_folders(workspace))  # what a killed pack command left: none runs now
         yield
 
 

@@ -79,15 +79,66 @@ _SHAPES: list[tuple[str, tuple[str, ...], Lazy]] = [
     # Literal first, so the scan is fast where `sk-` is common (`task-`, `risk-`); a key
     # holds a digit, kebab-case words do not.
     ("api-key", ("sk-",), Lazy(r"sk-(?<![\w-]sk-)(?=[A-Za-z_-]*\d)[\w-]{20,}", re.ASCII)),
-    ("stripe-key", ("k_live_",), _edge(r"[sr]k_live_[A-Za-z0-9]{16,}")),
-    ("slack-token", ("xox",), _edge(r"xox[abpr]-[A-Za-z0-9-]{10,}")),
+    (
+        "stripe-key",
+        ("k_live_", "whsec_"),
+        _edge(r"[sr]k_live_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
+    ),
+    ("slack-token", ("xox", "xapp-"), _edge(r"xox[abprse]-[A-Za-z0-9-]{10,}|xapp-[\w-]{20,}")),
+    (
+        "slack-webhook",
+        ("hooks.slack.com/",),
+        Lazy(r"(?<=hooks\.slack\.com/)(?:services|workflows)/[\w/-]{20,}", re.ASCII),
+    ),
     ("google-api-key", ("AIza",), _edge(r"AIza[\w-]{35}")),
+    ("google-oauth-secret", ("GOCSPX-",), _edge(r"GOCSPX-[\w-]{28}")),
+    (
+        "gitlab-token",
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glft-", "glsoat-"),
+        _edge(r"gl(?:pat|dt|rt|ptt|cbt|ft|soat)-[\w-]{20,}"),
+    ),
+    ("npm-token", ("npm_",), _edge(r"npm_[A-Za-z0-9]{36}")),
+    ("pypi-token", ("pypi-AgE",), _edge(r"pypi-AgE[\w-]{50,}")),
+    ("huggingface-token", ("hf_",), _edge(r"hf_[A-Za-z0-9]{34,}")),
+    ("sendgrid-key", ("SG.",), _edge(r"SG\.[\w-]{22}\.[\w-]{43}")),
+    ("twilio-key", ("SK",), _edge(r"SK[0-9a-fA-F]{32}")),
+    ("mailgun-key", ("key-",), _edge(r"key-[0-9a-f]{32}")),
+    (
+        "shopify-token",
+        ("shpat_", "shpss_", "shpca_", "shppa_"),
+        _edge(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}"),
+    ),
+    ("digitalocean-token", ("_v1_",), _edge(r"do[opr]_v1_[a-f0-9]{64}")),
+    (
+        "discord-token",
+        (".",),
+        _edge(r"[MNO][A-Za-z0-9_-]{23,27}\.[\w-]{6}\.[\w-]{27,40}"),
+    ),
+    (
+        "discord-webhook",
+        ("/api/webhooks/",),
+        Lazy(r"(?<=/api/webhooks/)\d{16,20}/[\w-]{60,}", re.ASCII),
+    ),
+    ("telegram-bot-token", (":AA",), _edge(r"\d{8,10}:AA[\w-]{33}")),
+    (
+        "azure-key",
+        ("AccountKey=", "SharedAccessKey=", "sig="),
+        Lazy(
+            r"(?<=AccountKey=)[A-Za-z0-9+/]{40,}={0,2}|(?<=SharedAccessKey=)[A-Za-z0-9+/]{40,}={0,2}"
+            r"|(?<=[?&]sig=)[A-Za-z0-9%+/]{40,}={0,2}",
+            re.ASCII,
+        ),
+    ),
 ]
 #: Where any shape could start, in one scan anchored on a rarer character of each trigger
 #: (``J`` of ``eyJ``, ``_`` of ``ghp_``): much faster than a search per trigger.
 _SHAPE_HINT = Lazy(
-    r"-(?<=-----)(?=BEGIN)|J(?<=eyJ)|A(?=[KS]IA|Iza)|-(?<=sk-)|x(?=ox)"
-    r"|_(?<=gh[pousr]_)|_(?<=github_pat_)|_(?<=k_live_)"
+    r"-(?<=-----)(?=BEGIN)|J(?<=eyJ)|A(?=[KS]IA|Iza)|-(?<=sk-)|x(?=ox|app-)"
+    r"|_(?<=gh[pousr]_)|_(?<=github_pat_)|_(?<=k_live_)|_(?<=whsec_)"
+    r"|/(?<=hooks\.slack\.com/)|-(?<=GOCSPX-)|l(?<=gl)(?=(?:pat|dt|rt|ptt|cbt|ft|soat)-)"
+    r"|_(?<=npm_)|-(?<=pypi-)|_(?<=hf_)|\.(?<=SG\.)|K(?<=SK)(?=[0-9a-fA-F]{32})"
+    r"|-(?<=key-)|_(?<=shp[a-z]{2}_)|_(?<=_v1_)|\.(?=[\w-]{6}\.[\w-]{27})"
+    r"|/(?<=/api/webhooks/)|:(?=AA[\w-]{33})|=(?<=Key=)|=(?<=sig=)"
 )
 #: ``scheme://user:PASSWORD@host``; the password runs to the last ``@`` of the authority.
 _URL_PASSWORD = Lazy(r"://(?<=\w://)[^\s:/@]*:(?P<secret>[^\s/?#]+)@(?=[\w\[])")
@@ -143,6 +194,8 @@ _LITERAL = Lazy(
 _CODE = Lazy(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+|[A-Za-z_][\w.:]*[(\[].*", re.DOTALL)
 _IDENTIFIER = Lazy(r"[A-Za-z_]\w*")
 _WORD = Lazy(r"[A-Za-z_]+")
+#: A value that is a name: words joined by `_`, `-` or `.`, or camelCase, with no digit.
+_NAMELIKE = Lazy(r"[A-Za-z]+(?:[_.-][A-Za-z]+)+|[a-z]+(?:[A-Z][a-z]*)+")
 _AWS_SECRET_NAME = Lazy(r"(?i)secret[_-]?access[_-]?key|aws[_-]?secret")
 _AWS_SECRET_VALUE = Lazy(r"[A-Za-z0-9/+]{40}")
 
@@ -268,6 +321,13 @@ def _redact_assignments(text: str, hits: list[int]) -> tuple[str, int]:
     return "".join(pieces), count
 
 
+def _names_a_secret(name: str) -> bool:
+    """The name ends with its label word: ``secret``, ``db_password``, ``apiKey``, not
+    ``token_type`` or ``password_policy`` (which name something about a secret)."""
+    found = list(_LABEL.finditer(name))
+    return bool(found) and found[-1].end() == len(name)
+
+
 def _run_end(text: str, at: int) -> int:
     run = _NAME_RUN.match(text, at)
     return run.end() if run else at
@@ -287,9 +347,11 @@ def _secret_span(text: str, match: re.Match[str]) -> tuple[int, int] | None:
     else:
         end = start + len(raw.rstrip(".,;:)]}>"))
     value = text[start:end]
+    if _AWS_SECRET_NAME.search(match.group("name")) and _AWS_SECRET_VALUE.fullmatch(value):
+        return start, end  # an AWS secret key, though it may start with `/` like a path
     if len(value.strip()) < 4 or _PLACEHOLDER.fullmatch(value) or _LITERAL.fullmatch(value):
         return None
-    if _LABEL.search(value):
+    if _LABEL.search(value) and (_NAMELIKE.fullmatch(value) or _LABEL.fullmatch(value)):
         return None  # a name or a description: `next_token`, `proposed_password`
     if not quoted:
         if _CODE.fullmatch(value):
@@ -297,7 +359,11 @@ def _secret_span(text: str, match: re.Match[str]) -> tuple[int, int] | None:
         # An identifier closed by `,` or `)` is an argument or an object field.
         if _IDENTIFIER.fullmatch(value) and raw[len(value) : len(value) + 1] in (",", ")"):
             return None
-        # `name = word`, `name: Type`: code or a type, where a password has a digit or symbol.
-        if (op[0] in " \t" or op.strip() == ":") and _WORD.fullmatch(value):
+        # `name = word` is code, `name: Type` a type, where a password has a digit or symbol;
+        # after a colon a word in lower case is a value (YAML's `secret: topsecretvalue`).
+        if _WORD.fullmatch(value) and (
+            (op.strip() != ":" and op[0] in " \t")
+            or (op.strip() == ":" and not (value.islower() and _names_a_secret(match["name"])))
+        ):
             return None
     return start, end
