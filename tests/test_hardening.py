@@ -210,3 +210,202 @@ def test_what_killed_runs_left_is_named_by_doctor_and_removed_by_the_next_run(
     assert not staging.exists()
     doctor = scene.hippo("doctor", cwd=scene.root).out
     assert "model folder" not in doctor and "pack staging folder" not in doctor
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+#: Values a hostile or broken agent program may write where a field belongs.
+odd_values = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([10**30, -1, 2**63, float("inf"), float("-inf"), "", "\x00", "9" * 5000]),
+    st.floats(allow_nan=True),
+    st.text(max_size=50),
+    st.none(),
+    st.booleans(),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
+    st.integers(1, 500).map(_nested),
+)
+
+
+def _mutate(record: dict, where: int, value: object) -> dict:
+    """``record`` with one field (chosen by ``where``, nested ones too) set to ``value``."""
+    import copy
+
+    record = copy.deepcopy(record)
+    slots: list[tuple[dict, str]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key in node:
+                slots.append((node, key))
+                walk(node[key])
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(record)
+    holder, key = slots[where % len(slots)]
+    holder[key] = value
+    return record
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    mutations=st.lists(
+        st.tuples(st.integers(0, 10_000), odd_values, st.integers(0, 3)), min_size=1, max_size=4
+    ),
+    garbage=st.lists(st.binary(max_size=60), max_size=3),
+)
+def test_no_transcript_line_makes_ingest_raise_or_lose_the_good_turns(
+    mutations, garbage, monkeypatch, tmp_path_factory
+):
+    import math
+
+    home = tmp_path_factory.mktemp("fuzz")
+    monkeypatch.setenv("HIPPO_HOME", str(home / "hippo"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / "claude"))
+    good = ClaudeSession(home / "claude", "/p")
+    good.prompt("the first good prompt").answer("fine")
+    lines = list(good.lines)
+    good.lines = []
+    odd = ClaudeSession(home / "claude", "/p", session=good.session)
+    odd.parent, odd.clock = good.parent, 50
+    odd.prompt("a prompt whose record is mangled").answer("mangled")
+    for where, value, which in mutations:
+        record = json.loads(odd.lines[which % len(odd.lines)])
+        mutated = _mutate(record, where, value)
+        try:
+            lines.append(json.dumps(mutated, allow_nan=True))
+        except (ValueError, RecursionError):
+            continue
+    lines += [g.decode("latin-1").replace("\n", " ") for g in garbage]
+    tail = ClaudeSession(home / "claude", "/p", session=good.session)
+    tail.parent, tail.clock = odd.parent, 100
+    tail.prompt("the last good prompt").answer("fine")
+    lines += tail.lines
+    good.path.parent.mkdir(parents=True, exist_ok=True)
+    good.path.write_text(
+        "".join(line + "\n" for line in lines), encoding="utf-8", errors="surrogatepass"
+    )
+    summary = ingest()
+    assert summary.turns >= 2 and not math.isnan(float(summary.turns))
+    import sqlite3
+
+    with sqlite3.connect(home / "hippo" / "index.sqlite") as conn:
+        prompts = {row[0] for row in conn.execute("SELECT prompt FROM turns")}
+    assert {"the first good prompt", "the last good prompt"} <= prompts
+
+
+def _samples() -> list[tuple[str, Path, list[bytes]]]:
+    """``(tool, path below the agent's folder, lines)`` of a real transcript of each agent
+    whose log is JSON lines (dsh's decompressed; Muse Code's built from its record shapes)."""
+    import zstandard
+
+    from tests.test_source_muse import conversation
+
+    root = Path(__file__).parent / "fixtures" / "transcripts"
+    found = [
+        (tool, path.relative_to(root / tool), path.read_bytes().splitlines())
+        for tool in ("claude-code", "codex", "command-code", "gemini")
+        for path in sorted((root / tool).rglob("*.jsonl"))
+    ]
+    for path in sorted((root / "dsh").rglob("*.jsonl.zstd")):
+        with zstandard.ZstdDecompressor().stream_reader(path.open("rb")) as stream:
+            plain = path.with_name("session.v4.jsonl").relative_to(root / "dsh")
+            found.append(("dsh", plain, stream.read().splitlines()))
+    muse = Path("sessions/2026/11/30/019a1b2c-3d4e-7f00-8a9b-0c1d2e3f4a5b/session.jsonl")
+    found.append(("muse", muse, conversation().splitlines()))
+    return found
+
+
+SAMPLES = _samples()
+
+
+@settings(
+    max_examples=500,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    which=st.integers(0, len(SAMPLES) - 1),
+    line=st.integers(0, 10_000),
+    where=st.integers(0, 10_000),
+    value=odd_values,
+)
+def test_no_misshapen_record_makes_a_source_raise(which, line, where, value, tmp_path_factory):
+    """A real transcript of each agent with one field of one record set to an odd value:
+    the source reads it without raising, and every other turn is kept."""
+    from hippo_core.plugins import load_plugins
+    from hippo_core.transcripts.model import Resume
+
+    tool, relative, raw = SAMPLES[which]
+    source = load_plugins().sources()[tool]
+    folder = tmp_path_factory.mktemp(tool)
+    whole = folder / "whole" / relative
+    whole.parent.mkdir(parents=True)
+    whole.write_bytes(b"".join(r + b"\n" for r in raw))
+    before = source.parse(whole, Resume())
+    raw = list(raw)
+    index = line % len(raw)
+    try:
+        record = json.loads(raw[index])
+        raw[index] = json.dumps(
+            _mutate(record, where, value) if isinstance(record, dict) and record else value
+        ).encode()
+    except (ValueError, RecursionError):
+        return
+    copy = folder / "odd" / relative
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(b"".join(r + b"\n" for r in raw))
+    after = source.parse(copy, Resume())
+    # Read to the end, the odd record at most counted corrupt: nothing is left to retry.
+    assert (after.committed, before.committed) == (copy.stat().st_size, whole.stat().st_size)
+    assert after.corrupt <= 1
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    table=st.sampled_from(["part", "message"]),
+    row=st.integers(0, 10_000),
+    where=st.integers(0, 10_000),
+    value=odd_values,
+)
+def test_no_misshapen_opencode_row_makes_the_source_raise(
+    table, row, where, value, tmp_path_factory
+):
+    """OpenCode's real database with one field of one row's JSON set to an odd value: the
+    source reads it without raising, the odd row at most counted corrupt."""
+    import shutil
+    import sqlite3
+
+    from hippo_core.plugins import load_plugins
+    from hippo_core.transcripts.model import Resume
+
+    fixture = Path(__file__).parent / "fixtures" / "transcripts" / "opencode" / "opencode.db"
+    copy = tmp_path_factory.mktemp("opencode") / "opencode.db"
+    shutil.copyfile(fixture, copy)
+    with sqlite3.connect(copy) as conn:
+        rows = conn.execute(f"SELECT id, data FROM {table} ORDER BY id").fetchall()
+        key, data = rows[row % len(rows)]
+        try:
+            odd = json.dumps(_mutate(json.loads(data), where, value))
+        except (ValueError, RecursionError):
+            return
+        conn.execute(f"UPDATE {table} SET data = ? WHERE id = ?", (odd, key))
+    conn.close()
+    parsed = load_plugins().sources()["opencode"].parse(copy, Resume())
+    assert not parsed.problems and parsed.corrupt <= 1

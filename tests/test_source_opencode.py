@@ -380,3 +380,24 @@ def test_an_unreadable_legacy_session_file(tmp_path: Path):
     path.write_bytes(b"\xff\xfe not json")
     parsed = parse(path)
     assert parsed.turns == [] and len(parsed.problems) == 1
+
+
+def test_legacy_ids_are_file_names_not_paths_or_patterns(tmp_path: Path):
+    """An id read from a legacy file never walks out of the tree or reads as a glob."""
+    root = legacy_tree(tmp_path / "opencode")
+    storage = root / "storage"
+    child = storage / "session/8f3c2a/ses_B.json"
+    child.write_text(json.dumps({"id": "ses_B", "parentID": "**", "directory": "/w/app"}))
+    (storage / "message/ses_B").mkdir(parents=True)
+    escaping = {"id": "../../../elsewhere", "role": "user", "time": {"created": 5}}
+    (storage / "message/ses_B/msg_20.json").write_text(json.dumps(escaping))
+    (storage / "part/msg_20").mkdir(parents=True)
+    said = {"id": "prt_20", "type": "text", "text": "a task"}
+    (storage / "part/msg_20/prt_20.json").write_text(json.dumps(said))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.json").write_text(json.dumps({"type": "text", "text": "not this"}))
+    parsed = parse(child)
+    assert parsed.problems == [] and parsed.sessions[0].native_id == "ses_B"
+    [turn] = parsed.turns
+    assert (turn.key, turn.prompt) == ("msg_20", "a task")

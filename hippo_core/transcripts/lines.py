@@ -41,6 +41,19 @@ def loads(line: bytes) -> Any:
         return quickjson.loads(line.decode("utf-8", "replace"))
 
 
+#: What reading a record of the wrong shape can raise in a source (a list where a string
+#: belongs, a number too large for a date): the record is counted corrupt and passed over.
+RECORD_ERRORS = (
+    TypeError,
+    ValueError,
+    AttributeError,
+    KeyError,
+    IndexError,
+    OverflowError,
+    RecursionError,
+)
+
+
 class JsonLines:
     """Iterate the JSON records of a file from ``resume.offset``.
 
@@ -68,6 +81,12 @@ class JsonLines:
         self.lines = lines
         self.committed = resume.offset
         self.corrupt = 0
+
+    def misshapen(self, record: Record) -> None:
+        """Count ``record`` corrupt: valid JSON that a source could not read (its fields of
+        the wrong types), once, as a line that is not JSON is."""
+        if record.start >= self.resume.seen:
+            self.corrupt += 1
 
     def __iter__(self) -> Iterator[Record]:
         if self.lines is not None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
-from hippo_core.transcripts.lines import JsonLines
+from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 
 TYPE_CHECKING = False
@@ -115,8 +115,11 @@ class ClaudeCodeSource(TranscriptSource):
             for record in lines:
                 if record.data is None:
                     reader.arrived(record.end)
-                else:
+                    continue
+                try:
                     reader.feed(record.start, record.end, record.data)
+                except RECORD_ERRORS:
+                    lines.misshapen(record)
         except OSError as exc:
             return Parsed(resume=resume, committed=resume.offset, problems=[f"{path}: {exc}"])
         return reader.result(lines.committed, lines.corrupt)

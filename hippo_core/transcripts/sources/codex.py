@@ -27,7 +27,7 @@ from pathlib import Path
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder, resolve
-from hippo_core.transcripts.lines import JsonLines, Record
+from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, Record
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.shell import command_text, files_read, patched_files
 from hippo_core.transcripts.values import as_dict, as_str, json_object
@@ -98,7 +98,10 @@ class _Reader:
         lines = JsonLines(self.path, self.resume, wanted=_wanted)
         for record in lines:
             if isinstance(record.data, dict):
-                self.record(record, record.data)
+                try:
+                    self.record(record, record.data)
+                except RECORD_ERRORS:
+                    lines.misshapen(record)
         if self.info.get("id"):
             self.builder.session(SessionInfo(tool=CodexSource.name, **self.info))
         return self.builder.result(lines.committed, lines.corrupt)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
-from hippo_core.transcripts.lines import JsonLines
+from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_list, as_str
 
@@ -53,53 +53,56 @@ class CommandCodeSource(TranscriptSource):
         state.setdefault("native", path.stem)
         lines = JsonLines(path, resume)
         for record in lines:
-            data = record.data
-            if not isinstance(data, dict):
-                continue
-            kind = data.get("type")
-            if kind == "session":
-                _header(state, data)
-                continue
-            if kind == "message":
-                message = as_dict(data.get("message"))
-                line_id = as_str(data.get("id"))
-            elif kind is None and isinstance(data.get("role"), str):
-                message = data  # the older shape: the message is the line itself
-                line_id = ""
-                if not state.get("header") and as_str(data.get("sessionId")):
-                    state["native"] = data["sessionId"]
-            else:
-                continue  # a record type this reader does not know
-            state["known"] = True
-            at = as_str(data.get("timestamp")) or None
-            if at and at > state.get("ended", ""):
-                state["ended"] = at
-            role = message.get("role")
-            content = message.get("content")
-            meta = as_dict(message.get("meta"))
-            if role == "user" and meta.get("source", "user") == "user":
-                text = _text(content)
-                if text and not _has_results(content):
-                    key = as_str(meta.get("messageId"))
-                    if not key:
-                        anchor = line_id or str(record.start)
-                        key = f"{state.get('root') or state['native']}:{anchor}"
-                    builder.open(
-                        _session(state),
-                        text,
-                        key=key,
-                        start=record.start,
-                        end=record.end,
-                        at=at,
-                        cwd=state.get("cwd"),
-                    )
+            try:
+                data = record.data
+                if not isinstance(data, dict):
                     continue
-            if role == "assistant":
-                answer = _assistant(builder.current, content)
-                if answer:
-                    state["handoff"] = answer
-            if builder.current is not None:
-                builder.current.reach(record.end, at)
+                kind = data.get("type")
+                if kind == "session":
+                    _header(state, data)
+                    continue
+                if kind == "message":
+                    message = as_dict(data.get("message"))
+                    line_id = as_str(data.get("id"))
+                elif kind is None and isinstance(data.get("role"), str):
+                    message = data  # the older shape: the message is the line itself
+                    line_id = ""
+                    if not state.get("header") and as_str(data.get("sessionId")):
+                        state["native"] = data["sessionId"]
+                else:
+                    continue  # a record type this reader does not know
+                state["known"] = True
+                at = as_str(data.get("timestamp")) or None
+                if at and at > state.get("ended", ""):
+                    state["ended"] = at
+                role = message.get("role")
+                content = message.get("content")
+                meta = as_dict(message.get("meta"))
+                if role == "user" and meta.get("source", "user") == "user":
+                    text = _text(content)
+                    if text and not _has_results(content):
+                        key = as_str(meta.get("messageId"))
+                        if not key:
+                            anchor = line_id or str(record.start)
+                            key = f"{state.get('root') or state['native']}:{anchor}"
+                        builder.open(
+                            _session(state),
+                            text,
+                            key=key,
+                            start=record.start,
+                            end=record.end,
+                            at=at,
+                            cwd=state.get("cwd"),
+                        )
+                        continue
+                if role == "assistant":
+                    answer = _assistant(builder.current, content)
+                    if answer:
+                        state["handoff"] = answer
+                if builder.current is not None:
+                    builder.current.reach(record.end, at)
+            except RECORD_ERRORS:
+                lines.misshapen(record)
         if state.get("known") or builder.turns:
             native = str(state["native"])
             builder.session(

@@ -20,7 +20,7 @@ from pathlib import Path
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
-from hippo_core.transcripts.lines import JsonLines, loads
+from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch, json_object
 
@@ -85,50 +85,53 @@ class DshSource(TranscriptSource):
         state.setdefault("native", path.parent.name)
         calls: dict[str, tuple[str, dict[str, Any]]] = {}
         for record in lines:
-            data = record.data
-            if not isinstance(data, dict):
-                continue
-            kind = as_str(data.get("type"))
-            if kind == "session" and "seq" not in data:
-                self._header(path, state, data)
-                continue
-            event = as_dict(data.get("data"))
-            seq = data.get("seq")
-            if state.get("seed") and isinstance(seq, int) and seq < state["seed"]:
-                continue  # copied from the parent when this child was forked
-            if kind == "session/end-seed" and event.get("inherited") is True:
-                # Everything so far was the parent's history: start this session afresh.
-                builder = _restart(builder, state)
-                state = builder.state
-                continue
-            at = iso_from_epoch(data.get("time"))
-            if at and kind.startswith(_ACTIVE) and at > state.get("ended", ""):
-                state["ended"] = at
-            if kind == "session/title" and as_str(event.get("title")):
-                state["title"] = event["title"]
-            elif kind == "user/message":
-                source = as_dict(event.get("source"))
-                text = _text(event.get("content"))
-                if as_str(source.get("kind")) in _HUMAN and text:
-                    key = as_str(event.get("id")) or f"{state['native']}:{seq}"
-                    builder.open(
-                        _session(state),
-                        text,
-                        key=key,
-                        start=record.start,
-                        end=record.end,
-                        at=at,
-                        cwd=state.get("cwd"),
-                    )
+            try:
+                data = record.data
+                if not isinstance(data, dict):
                     continue
-            elif kind == "assistant/message":
-                answer = _assistant(builder.current, as_dict(event.get("message")), calls)
-                if answer:
-                    state["handoff"] = answer
-            elif kind == "tool/result" and builder.current is not None:
-                _result(builder.current, event, calls)
-            if builder.current is not None:
-                builder.current.reach(record.end, at if kind.startswith(_ACTIVE) else None)
+                kind = as_str(data.get("type"))
+                if kind == "session" and "seq" not in data:
+                    self._header(path, state, data)
+                    continue
+                event = as_dict(data.get("data"))
+                seq = data.get("seq")
+                if state.get("seed") and isinstance(seq, int) and seq < state["seed"]:
+                    continue  # copied from the parent when this child was forked
+                if kind == "session/end-seed" and event.get("inherited") is True:
+                    # Everything so far was the parent's history: start this session afresh.
+                    builder = _restart(builder, state)
+                    state = builder.state
+                    continue
+                at = iso_from_epoch(data.get("time"))
+                if at and kind.startswith(_ACTIVE) and at > state.get("ended", ""):
+                    state["ended"] = at
+                if kind == "session/title" and as_str(event.get("title")):
+                    state["title"] = event["title"]
+                elif kind == "user/message":
+                    source = as_dict(event.get("source"))
+                    text = _text(event.get("content"))
+                    if as_str(source.get("kind")) in _HUMAN and text:
+                        key = as_str(event.get("id")) or f"{state['native']}:{seq}"
+                        builder.open(
+                            _session(state),
+                            text,
+                            key=key,
+                            start=record.start,
+                            end=record.end,
+                            at=at,
+                            cwd=state.get("cwd"),
+                        )
+                        continue
+                elif kind == "assistant/message":
+                    answer = _assistant(builder.current, as_dict(event.get("message")), calls)
+                    if answer:
+                        state["handoff"] = answer
+                elif kind == "tool/result" and builder.current is not None:
+                    _result(builder.current, event, calls)
+                if builder.current is not None:
+                    builder.current.reach(record.end, at if kind.startswith(_ACTIVE) else None)
+            except RECORD_ERRORS:
+                lines.misshapen(record)
         if state.get("known") or builder.turns:
             builder.session(
                 SessionInfo(

@@ -21,7 +21,7 @@ from pathlib import Path
 from hippo_core import quickjson
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
-from hippo_core.transcripts.lines import JsonLines, loads
+from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_list, as_str
 
@@ -111,27 +111,32 @@ class GeminiSource(TranscriptSource):
         cwd = _project_root(chats.parent, header)
         builder = TurnBuilder(str(path), resume)
         prompted = False
+        misshapen = 0
         ended = as_str(header.get("lastUpdated"))
         for index, (message, start, end) in enumerate(messages):
-            kind = message.get("type")
-            at = as_str(message.get("timestamp")) or None
-            if at and at > ended:
-                ended = at
-            if kind == "user":
-                text = _text(message.get("content"))
-                # A sub-agent gets one prompt; later user text is the runtime's nudge.
-                if text and not text.lstrip().startswith(_CONTEXT) and not (subagent and prompted):
-                    key = as_str(message.get("id")) or f"{native}:{index}"
-                    builder.open(sid, text, key=key, start=start, end=end, at=at, cwd=cwd)
-                    prompted = True
-                    continue
-            elif kind == "gemini" and builder.current is not None:
-                _gemini(builder.current, message)
-            if builder.current is not None:
-                builder.current.reach(end, at)
-                for call in as_list(message.get("toolCalls")):
-                    builder.current.reach(end, as_str(as_dict(call).get("timestamp")) or None)
-        parsed = builder.result(*read)
+            try:
+                kind = message.get("type")
+                at = as_str(message.get("timestamp")) or None
+                if at and at > ended:
+                    ended = at
+                if kind == "user":
+                    text = _text(message.get("content"))
+                    # A sub-agent gets one prompt; later user text is the runtime's nudge.
+                    nudge = subagent and prompted
+                    if text and not text.lstrip().startswith(_CONTEXT) and not nudge:
+                        key = as_str(message.get("id")) or f"{native}:{index}"
+                        builder.open(sid, text, key=key, start=start, end=end, at=at, cwd=cwd)
+                        prompted = True
+                        continue
+                elif kind == "gemini" and builder.current is not None:
+                    _gemini(builder.current, message)
+                if builder.current is not None:
+                    builder.current.reach(end, at)
+                    for call in as_list(message.get("toolCalls")):
+                        builder.current.reach(end, as_str(as_dict(call).get("timestamp")) or None)
+            except RECORD_ERRORS:  # a message of the wrong shape: corrupt, passed over
+                misshapen += start >= resume.seen
+        parsed = builder.result(read[0], read[1] + misshapen)
         parsed.resume = Resume(0, {}, seen=read[0])
         if not header and not messages:
             return parsed  # nothing written yet: not even the session's id

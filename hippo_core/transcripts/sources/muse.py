@@ -24,7 +24,7 @@ from pathlib import Path
 from hippo_core import quickjson
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
-from hippo_core.transcripts.lines import JsonLines, loads
+from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch
 
@@ -61,16 +61,19 @@ class MuseSource(TranscriptSource):
             state["muse"] = True
         lines = JsonLines(path, resume)
         for line in lines:
-            for record in _records(line.data):
-                at = iso_from_epoch(record.get("recorded_at"), 1_000_000)
-                if at and at > state.get("ended", ""):
-                    state["ended"] = at
-                if at and not state.get("started"):
-                    state["started"] = at
-                if self._record(builder, record, line.start, line.end, at):
-                    continue
-                if builder.current is not None:
-                    builder.current.reach(line.end, at)
+            try:
+                for record in _records(line.data):
+                    at = iso_from_epoch(record.get("recorded_at"), 1_000_000)
+                    if at and at > state.get("ended", ""):
+                        state["ended"] = at
+                    if at and not state.get("started"):
+                        state["started"] = at
+                    if self._record(builder, record, line.start, line.end, at):
+                        continue
+                    if builder.current is not None:
+                        builder.current.reach(line.end, at)
+            except RECORD_ERRORS:
+                lines.misshapen(line)
         builder.session(
             SessionInfo(
                 id=_session(state),

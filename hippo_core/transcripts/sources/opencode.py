@@ -15,6 +15,7 @@ one unit per session file, read whole too.
 
 from __future__ import annotations
 
+import glob
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ from hippo_core import quickjson
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
+from hippo_core.transcripts.lines import RECORD_ERRORS
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.values import as_dict, as_str, iso_from_epoch
 
@@ -118,34 +120,37 @@ class _Reader:
         self.builder.close()
         turns: dict[str, OpenTurn] = {}
         for message_id, message, parts in messages:
-            times = as_dict(message.get("time"))
-            at = iso_from_epoch(times.get("created"))
-            if message.get("role") == "user":
-                texts = [as_str(p.get("text")) for p in parts if _said(p)]
-                if any(t.strip() for t in texts):
-                    prompt = _unquote("\n\n".join(t for t in texts if t.strip()))
-                    turns[message_id] = self.builder.open(
-                        hippo_id, prompt, key=message_id, start=0, end=0, at=at, cwd=info.cwd
-                    )
-                continue
-            parent_id = message.get("parentID")
-            turn = turns.get(parent_id) if parent_id else self.builder.current
-            if message.get("role") != "assistant" or turn is None:
-                continue  # an answer to no prompt (a compaction summary, say)
-            if info.cwd is None:
-                info.cwd = as_str(as_dict(message.get("path")).get("cwd")) or None
-                turn.turn.cwd = turn.turn.cwd or info.cwd
-            turn.reach(0, at)
-            turn.reach(0, iso_from_epoch(times.get("completed")))
-            for part in parts:
-                if _said(part):
-                    turn.say(as_str(part.get("text")))
-                    info.handoff = as_str(part.get("text")).strip() or info.handoff
-                elif part.get("type") == "tool":
-                    _tool(turn, part)
-                elif part.get("type") == "patch":
-                    files = part.get("files")
-                    turn.files(edited=[f for f in files or [] if isinstance(f, str)])
+            try:
+                times = as_dict(message.get("time"))
+                at = iso_from_epoch(times.get("created"))
+                if message.get("role") == "user":
+                    texts = [as_str(p.get("text")) for p in parts if _said(p)]
+                    if any(t.strip() for t in texts):
+                        prompt = _unquote("\n\n".join(t for t in texts if t.strip()))
+                        turns[message_id] = self.builder.open(
+                            hippo_id, prompt, key=message_id, start=0, end=0, at=at, cwd=info.cwd
+                        )
+                    continue
+                parent_id = message.get("parentID")
+                turn = turns.get(parent_id) if parent_id else self.builder.current
+                if message.get("role") != "assistant" or turn is None:
+                    continue  # an answer to no prompt (a compaction summary, say)
+                if info.cwd is None:
+                    info.cwd = as_str(as_dict(message.get("path")).get("cwd")) or None
+                    turn.turn.cwd = turn.turn.cwd or info.cwd
+                turn.reach(0, at)
+                turn.reach(0, iso_from_epoch(times.get("completed")))
+                for part in parts:
+                    if _said(part):
+                        turn.say(as_str(part.get("text")))
+                        info.handoff = as_str(part.get("text")).strip() or info.handoff
+                    elif part.get("type") == "tool":
+                        _tool(turn, part)
+                    elif part.get("type") == "patch":
+                        files = part.get("files")
+                        turn.files(edited=[f for f in files or [] if isinstance(f, str)])
+            except RECORD_ERRORS:
+                self.corrupt += 1  # a message or part of the wrong shape: passed over
 
 
 class _Database(_Reader):
@@ -209,7 +214,7 @@ class _Legacy(_Reader):
         if session is None:
             self.problems.append("the session file is not a JSON object")
             return
-        native = as_str(session.get("id")) or self.path.stem
+        native = _component(as_str(session.get("id"))) or self.path.stem
         times = as_dict(session.get("time"))
         row = {
             "id": native,
@@ -222,7 +227,9 @@ class _Legacy(_Reader):
         def parent_of(sid: str) -> str | None:
             if sid == native:
                 return as_str(session.get("parentID")) or None
-            found = sorted((storage / "session").glob(f"*/{sid}.json"))
+            if not _component(sid):
+                return None
+            found = sorted((storage / "session").glob(f"*/{glob.escape(sid)}.json"))
             other = (self.file(found[0], count=False) if found else None) or {}
             return as_str(other.get("parentID")) or None
 
@@ -230,7 +237,7 @@ class _Legacy(_Reader):
         for path in sorted((storage / "message" / native).glob("*.json")):
             message = self.file(path)
             if message is not None:
-                message_id = as_str(message.get("id")) or path.stem
+                message_id = _component(as_str(message.get("id"))) or path.stem
                 parts = [
                     self.file(p) for p in sorted((storage / "part" / message_id).glob("*.json"))
                 ]
@@ -247,6 +254,11 @@ class _Legacy(_Reader):
                 self.problems.append(f"{path.name}: cannot be read ({exc.strerror or exc})")
             return None
         return self.data(raw) if count else _object(raw)
+
+
+def _component(name: str) -> str:
+    """``name`` when it is one plain file name (an id read from a file never walks the tree)."""
+    return name if name not in ("", ".", "..") and "/" not in name and "\0" not in name else ""
 
 
 def _ids(native: str, parent_of: Callable[[str], str | None]) -> tuple[str, str | None]:
