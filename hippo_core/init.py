@@ -8,13 +8,14 @@ the core pack's files, and only those.
 from __future__ import annotations
 
 import filecmp
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
 from hippo_core.locate import HIPPO_DIR
-from hippo_core.workspace import Workspace
+from hippo_core.workspace import Workspace, check_folder_name
 
 GITIGNORE_HEADER = "# hippo: files that stay on this machine (written by `hippo init`)"
 
@@ -50,6 +51,7 @@ def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
     from hippo_core.plugins import load_plugins
     from hippo_core.settings_schema import settings_template
 
+    check_folder_name(os.fspath(root))
     actions: list[InitAction] = []
     hippo = root / HIPPO_DIR
     if hippo.exists() and not hippo.is_dir():

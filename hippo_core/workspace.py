@@ -6,7 +6,7 @@ import os
 from functools import cached_property
 
 from hippo_core.errors import HippoError
-from hippo_core.locate import HIPPO_DIR
+from hippo_core.locate import HIPPO_DIR, shown_name, utf8_name
 from hippo_core.locate import find_root as _find_root
 from hippo_core.settings_file import SETTINGS_FILE, load_settings
 
@@ -39,6 +39,16 @@ def find_root(start: Path) -> Path | None:
     return None if found is None else Path(found)
 
 
+def check_folder_name(folder: str) -> None:
+    """Refuse a workspace whose folder's path is not UTF-8: every receipt, record and index
+    keeps paths as UTF-8 text."""
+    if not utf8_name(folder):
+        raise HippoError(
+            f"the workspace folder {shown_name(folder)} is not a UTF-8 path, which hippo"
+            " needs to record it; rename it or move the workspace"
+        )
+
+
 class Workspace:
     """One workspace. Paths are absolute; ``settings`` are validated.
 
@@ -58,6 +68,7 @@ class Workspace:
     @classmethod
     def open(cls, root: str | os.PathLike[str]) -> Workspace:
         """Open the workspace at ``root``, reading and validating its settings."""
+        check_folder_name(os.fspath(root))
         hippo = os.path.join(root, HIPPO_DIR)
         loaded = load_settings(
             os.path.join(hippo, SETTINGS_FILE),

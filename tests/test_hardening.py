@@ -10,6 +10,7 @@ import json
 import string
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,7 @@ from hippo_core.dream.review import parse_verdict
 from hippo_core.index.ingest import ingest
 from hippo_core.notes.note import parse_note
 from tests.claude_factory import ClaudeSession
-from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.conftest import HippoRunner, Run, WorkspaceMaker
 
 DEEP = "[" * 100_000 + "]" * 100_000
 json_values = st.recursive(
@@ -223,6 +224,7 @@ def _nested(depth: int) -> list:
 odd_values = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
     st.sampled_from([10**30, -1, 2**63, float("inf"), float("-inf"), "", "\x00", "9" * 5000]),
+    st.sampled_from(["\ud800", "a\udfffb", "\ud83d"]),  # lone surrogates, as JSON can carry
     st.floats(allow_nan=True),
     st.text(max_size=50),
     st.none(),
@@ -409,3 +411,232 @@ def test_no_misshapen_opencode_row_makes_the_source_raise(
     conn.close()
     parsed = load_plugins().sources()["opencode"].parse(copy, Resume())
     assert not parsed.problems and parsed.corrupt <= 1
+
+
+#: Strings a broken or hostile agent may send as an id or a folder.
+odd_strings = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["..", "../../etc", "/", "a/b", "\x00", "\ud800", "x" * 5000, "*", "~"]),
+)
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    events=st.lists(st.sampled_from(["session-start", "prompt", "session-end"]), min_size=1),
+    tool=st.sampled_from(["claude-code", "codex"]),
+    session=odd_strings | odd_values,
+    prompt=odd_strings | odd_values,
+    fields=st.dictionaries(
+        st.sampled_from(["source", "prompt_id", "reason", "transcript_path", "cwd"]),
+        odd_strings | odd_values,
+        max_size=5,
+    ),
+    here=st.booleans(),
+    raw=st.none() | st.binary(max_size=40),
+)
+def test_no_hook_payload_makes_a_hook_raise_or_write_outside_its_places(
+    events, tool, session, prompt, fields, here, raw, tmp_path_factory, monkeypatch
+):
+    """Hook stdin of odd shapes: every problem is one line of hooks.log in hippo's words
+    (never a Python exception's), and nothing is written outside ``.hippo`` and hippo's home."""
+    import io
+
+    from hippo_core.agent_hooks import run_hook
+
+    base = tmp_path_factory.mktemp("hook")
+    monkeypatch.setenv("HIPPO_HOME", str(base / "hippo"))
+    root = base / "ws"
+    (root / ".hippo").mkdir(parents=True)
+    (root / ".hippo" / "settings.toml").write_text("", encoding="utf-8")
+    (root / "notes").mkdir()
+    (root / "notes" / "Home.md").write_text("# Home\n\nWelcome.\n", encoding="utf-8")
+    payload = {"session_id": session, "prompt": prompt, **fields}
+    if here:
+        payload["cwd"] = str(root)
+    try:
+        stdin = raw.decode("latin-1") if raw is not None else json.dumps(payload)
+    except (ValueError, RecursionError):
+        return
+    monkeypatch.chdir(base)
+    before = {p for p in base.rglob("*")}
+    for event in events:
+        run_hook(event, tool, stdin, io.StringIO())
+    log = base / "hippo" / "hooks.log"
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    assert not [line for line in lines if re_python_error.search(line)], lines
+    made = {p for p in base.rglob("*")} - before
+    places = (root / ".hippo", base / "hippo")
+    assert all(any(p == q or q in p.parents for q in places) for p in made), made
+    for record in (root / ".hippo" / "sessions").glob("*.json"):
+        assert isinstance(json.loads(record.read_bytes()), dict)
+
+
+re_python_error = __import__("re").compile(r"hook [a-z-]+: [A-Z]\w*(Error|Exception)\b")
+
+
+def _leaf_commands() -> list[tuple[tuple[str, ...], list]]:
+    """Every command of the CLI (path and click parameters) a fuzzer may run here: not the
+    hook (its stdin has its own test) nor what reaches a pack registry."""
+    from typer._click import Context
+    from typer.main import get_command
+
+    from hippo_core.cli import app
+
+    root = get_command(app)
+    context = Context(root, info_name="hippo", resilient_parsing=True)
+    found: list[tuple[tuple[str, ...], list]] = []
+
+    def walk(command: object, path: tuple[str, ...]) -> None:
+        if hasattr(command, "list_commands"):
+            for name in command.list_commands(context):
+                walk(command.get_command(context, name), (*path, name))
+        elif path[0] != "hook" and path not in {("pack", "add"), ("pack", "update")}:
+            found.append((path, list(command.params)))
+
+    walk(root, ())
+    return found
+
+
+LEAVES = _leaf_commands()
+#: Argument values as a careless or hostile user types them.
+odd_arguments = st.one_of(
+    st.sampled_from(
+        (
+            *("", "-1", "0", "1", "10" * 20, "1e309", "nan", "999999999w", "2026-02-30", "1d"),
+            *("Home.md", "notes/Home.md", "../../etc/passwd", "/", ".", "verify", "-", "--"),
+            *("budget_bytes", "sleep", "claude-code", "codex", "a b", "x=y", "[[Home]]", "*"),
+            "\udcff",  # a byte that is not UTF-8, as Python hands it over from argv
+        )
+    ),
+    st.text(alphabet=st.characters(blacklist_categories=["Cs"], blacklist_characters="\0")),
+)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_no_command_line_makes_a_traceback_or_a_changed_note_on_failure(
+    data, fuzzed: Path, claude_home: Path, monkeypatch
+):
+    """Any command with odd arguments: exit 0, 1 or 2 with words, never a traceback; when it
+    fails, every note and the settings are as they were."""
+    path, params = data.draw(st.sampled_from(LEAVES))
+    argv = list(path)
+    for param in data.draw(st.lists(st.sampled_from(params), max_size=4)) if params else []:
+        if param.param_type_name == "argument":
+            argv.append(data.draw(odd_arguments))
+        elif getattr(param, "is_flag", False):
+            argv.append(param.opts[0])
+        else:
+            argv += [param.opts[0], data.draw(odd_arguments)]
+    root = fuzzed
+
+    def tree() -> dict[Path, bytes]:
+        files = [*(root / "notes").rglob("*"), root / ".hippo" / "settings.toml"]
+        return {p: p.read_bytes() for p in files if p.is_file()}
+
+    before = tree()
+    run = _run_as_a_process_would(argv, root, monkeypatch)
+    assert run.code in (0, 1, 2), (argv, run)
+    assert "Traceback" not in run.err, (argv, run.err)
+    if run.code:
+        assert run.err.strip() or run.out.strip(), argv  # --json puts the error in its output
+        assert tree() == before, argv
+
+
+def _run_as_a_process_would(argv: list[str], cwd: Path, monkeypatch) -> Run:
+    """``hippo *argv`` in this process, with standard streams as a real process under a
+    UTF-8 locale has them (stdout strict, stderr backslash-escaping what UTF-8 cannot hold,
+    stdin empty): an argument from a file name that is not UTF-8 arrives as surrogates."""
+    import io
+    import sys
+
+    from hippo_core.cli import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "argv", ["hippo", *argv])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8"))
+    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(out, encoding="utf-8"))
+    monkeypatch.setattr(
+        sys, "stderr", io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace")
+    )
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return Run(code, out.getvalue().decode(), err.getvalue().decode())
+
+
+@pytest.fixture
+def fuzzed(make_workspace: WorkspaceMaker) -> Path:
+    """One workspace for every example of a run, so that commands meet what earlier ones
+    left (a session, a fragment, a changed setting)."""
+    notes = {
+        "Home.md": "---\ntype: topic\n---\n# Home\n\nSee [[Deploy]].\n",
+        "Deploy.md": "---\ntype: topic\nsources: [deploy.sh]\n---\n# Deploy\n\nRun it.\n",
+    }
+    return make_workspace("", notes)
+
+
+def test_names_that_are_not_utf8_are_refused_or_left_out_with_a_word(
+    make_workspace: WorkspaceMaker, claude_home: Path, tmp_path: Path, monkeypatch
+):
+    """An argument, a note, a transcript or a workspace folder whose name is not UTF-8
+    (Python hands its bytes over as surrogates): one line, never a traceback."""
+    import os
+
+    root = make_workspace()
+    odd = os.fsdecode(b"\xff")
+    run = _run_as_a_process_would(["session", "start", "--id", odd], root, monkeypatch)
+    assert run.code == 2 and not (root / ".hippo" / "sessions").exists()
+    assert run.err == "error: argument 4 (b'\\xff') is not UTF-8 text; give it in UTF-8\n"
+
+    (root / "notes" / f"{odd}.md").write_text("# Odd\n\nText.\n", encoding="utf-8")
+    run = _run_as_a_process_would(["context", "--task", "odd"], root, monkeypatch)
+    assert run.code == 0 and "Welcome" in run.out
+    run = _run_as_a_process_would(["doctor"], root, monkeypatch)
+    line = "warning: notes: notes/\\xff.md: the name is not UTF-8; hippo leaves it out: rename it"
+    assert line in run.out.splitlines()
+
+    transcript = claude_home / "projects" / "-p" / f"{odd}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text('{"type": "user"}\n', encoding="utf-8")
+    run = _run_as_a_process_would(["ingest"], root, monkeypatch)
+    assert run.code == 0 and "Traceback" not in run.err
+    assert "\\xff.jsonl: the file name is not UTF-8, so it is left out" in run.err
+
+    folder = tmp_path / odd
+    (folder / ".hippo").mkdir(parents=True)
+    for argv in (["init"], ["context"], ["doctor"]):
+        run = _run_as_a_process_would(argv, folder, monkeypatch)
+        assert run.code == 1 and run.err.startswith("error: the workspace folder ")
+        assert "\\xff is not a UTF-8 path" in run.err
+    assert sorted(p.name for p in folder.iterdir()) == [".hippo"]
+
+
+def test_a_hook_payload_with_a_lone_surrogate_is_recorded(make_workspace: WorkspaceMaker):
+    """JSON may escape a lone surrogate (Node writes them); the session is still declared."""
+    import io
+
+    from hippo_core.agent_hooks import run_hook
+    from hippo_core.session_ids import session_id
+
+    root = make_workspace()
+    stdin = json.dumps({"session_id": "s\ud800", "cwd": str(root), "prompt": "fix \udfff it"})
+    run_hook("session-start", "claude-code", stdin, io.StringIO())
+    run_hook("prompt", "claude-code", stdin, io.StringIO())
+    name = session_id("s\ufffd") + ".json"
+    record = json.loads((root / ".hippo" / "sessions" / name).read_text(encoding="utf-8"))
+    assert record["task"] == "fix \ufffd it"

@@ -79,7 +79,25 @@ def _notes_exist(workspace: Workspace, settings: str) -> list[Finding]:
         if path not in workspace.notes:
             detail = f"{workspace.settings.notes_dir}/{path} does not exist (required_notes)"
             findings.append(Finding("error", "required note", detail, settings))
-    return findings
+    return findings + _unreadable_names(workspace)
+
+
+def _unreadable_names(workspace: Workspace) -> list[Finding]:
+    """Notes and folders below ``notes_dir`` whose names are not UTF-8: left out of
+    everything, so named here."""
+    from hippo_core.findings import Finding
+    from hippo_core.locate import shown_name, utf8_name
+
+    found = []
+    for folder, dirs, files in os.walk(workspace.notes_dir):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in [*dirs, *files]:
+            if not utf8_name(name):
+                where = os.path.join(workspace.relative(folder), name)
+                detail = "the name is not UTF-8; hippo leaves it out: rename it"
+                found.append(Finding("warning", "notes", f"{shown_name(where)}: {detail}"))
+        dirs[:] = [d for d in dirs if utf8_name(d)]
+    return found
 
 
 def _budgets(workspace: Workspace) -> list[Finding]:

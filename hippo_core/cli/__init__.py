@@ -21,6 +21,7 @@ def main() -> None:
     from hippo_core.errors import HippoError
 
     try:
+        _check_text(sys.argv[1:])
         from hippo_core.cli import hot
 
         code = hot.run(sys.argv[1:])
@@ -39,6 +40,22 @@ def main() -> None:
         raise SystemExit(130) from None
     if code:
         raise SystemExit(code)
+
+
+def _check_text(args: list[str]) -> None:
+    """Refuse an argument that is not UTF-8 (Python hands its bytes over as surrogates):
+    what hippo keeps is UTF-8 text, and such an argument could not be written."""
+    from hippo_core.errors import UsageError
+
+    for at, arg in enumerate(args, 1):
+        if not arg.isascii():
+            try:
+                arg.encode("utf-8")
+            except UnicodeEncodeError:
+                raw = arg.encode("utf-8", "surrogateescape")
+                raise UsageError(
+                    f"argument {at} ({raw!r}) is not UTF-8 text; give it in UTF-8"
+                ) from None
 
 
 def __getattr__(name: str) -> Any:

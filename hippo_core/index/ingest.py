@@ -20,6 +20,7 @@ from hippo_core.errors import HippoError
 from hippo_core.home import hippo_home
 from hippo_core.index import db
 from hippo_core.index.summary import IngestSummary
+from hippo_core.locate import shown_name, utf8_name
 from hippo_core.transcripts.model import Parsed, Resume, TranscriptSource
 
 TYPE_CHECKING = False
@@ -77,7 +78,12 @@ def discover(
             try:
                 for found in source.discover(root):
                     path = found if isinstance(found, str) else os.fspath(found)
-                    if path not in units:
+                    if not utf8_name(path):
+                        problems.append(
+                            f"{name}: {shown_name(path)}: the file name is not UTF-8, so it"
+                            " is left out; rename it to index it"
+                        )
+                    elif path not in units:
                         units[path] = Unit(source, path)
             except OSError as exc:
                 problems.append(f"{name}: {root}: cannot be listed ({exc.strerror or exc})")

@@ -29,6 +29,7 @@ import os
 import sqlite3
 import time
 
+from hippo_core.locate import utf8_name
 from hippo_core.notes.links import resolve
 from hippo_core.notes.terms import note_terms
 from hippo_core.version import __version__
@@ -429,8 +430,8 @@ class _Survey:
         dirs, files = [], {}
         for entry in entries:
             name = entry.name
-            if name.startswith("."):
-                continue
+            if name.startswith(".") or not utf8_name(name):
+                continue  # hidden, or a name no note can have (doctor names those)
             try:
                 if entry.is_dir(follow_symlinks=False):
                     dirs.append(name)
