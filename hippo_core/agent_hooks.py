@@ -90,22 +90,10 @@ def _payload(stdin: str) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise HookProblem("stdin is not a JSON object")
     if "\\ud" in stdin or "\\uD" in stdin:
-        payload = {_well_formed(key): _well_formed(value) for key, value in payload.items()}
+        payload = {quickjson.well_formed(k): quickjson.well_formed(v) for k, v in payload.items()}
     if not isinstance(payload.get("session_id"), str) or not payload["session_id"]:
         raise HookProblem("the payload has no session_id")
     return payload
-
-
-def _well_formed(value: Any) -> Any:
-    """``value`` with each lone surrogate (JSON can escape one; UTF-8 cannot hold it) made
-    U+FFFD, so that what the hook records can be written."""
-    if isinstance(value, str):
-        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    if isinstance(value, dict):
-        return {_well_formed(key): _well_formed(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_well_formed(item) for item in value]
-    return value
 
 
 def _root(payload: dict[str, Any]) -> str | None:

@@ -143,3 +143,17 @@ def _write(value: Any, out: list[str], newline: str, step: str, depth: int, colo
         out.append(newline + step * depth + "}")
     else:
         raise _NotPlain
+
+
+def well_formed(value: Any) -> Any:
+    """``value`` with each lone surrogate in its strings made U+FFFD: JSON can escape one
+    (``"\\ud800"``, as JavaScript writes it), UTF-8, and so every file and index, cannot."""
+    if isinstance(value, str):
+        if value.isascii():
+            return value
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    if isinstance(value, dict):
+        return {well_formed(key): well_formed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [well_formed(item) for item in value]
+    return value

@@ -7,6 +7,7 @@ value taken for bad YAML); each fails on the code before its fix.
 from __future__ import annotations
 
 import json
+import os
 import string
 from pathlib import Path
 
@@ -130,6 +131,21 @@ def test_a_line_nested_too_deeply_is_one_corrupt_line_not_a_lost_file(claude_hom
     summary = ingest()
     assert summary.corrupt == 1
     assert summary.turns == 2
+
+
+def test_a_lone_surrogate_in_a_transcript_is_indexed_as_a_replacement(claude_home: Path):
+    """JSON may escape a lone surrogate (JavaScript writes them); SQLite takes only UTF-8."""
+    import sqlite3
+
+    session = ClaudeSession(claude_home, "/p")
+    session.prompt("fix the \ud800 bug").answer("done \udfff").write()
+    session.prompt("two").answer("2").write()
+    summary = ingest()
+    assert (summary.turns, summary.problems) == (2, [])
+    with sqlite3.connect(Path(os.environ["HIPPO_HOME"]) / "index.sqlite") as conn:
+        rows = conn.execute("SELECT prompt, answer FROM turns ORDER BY ordinal").fetchall()
+    conn.close()
+    assert rows[0] == ("fix the \ufffd bug", "done \ufffd")
 
 
 def test_a_byte_order_mark_and_an_unknown_openai_key(

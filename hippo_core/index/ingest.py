@@ -193,8 +193,18 @@ class Ingest:
         earlier = row["corrupt"] if row is not None else 0
         corrupt = parsed.corrupt + (earlier if resume.offset else 0)
         self.summary.corrupt += max(corrupt - earlier, 0)
-        self._store(unit, resume, parsed)
-        self._remember(unit, stamp, head, parsed, corrupt)
+        self.conn.execute("SAVEPOINT store")
+        try:
+            self._store(unit, resume, parsed)
+            self._remember(unit, stamp, head, parsed, corrupt)
+        except UnicodeEncodeError:
+            # A lone surrogate the agent's JSON escaped ("\\ud800"): SQLite takes only
+            # UTF-8, so the file's text goes in with U+FFFD in its place.
+            self.conn.execute("ROLLBACK TO store")
+            _well_formed(parsed)
+            self._store(unit, resume, parsed)
+            self._remember(unit, stamp, head, parsed, corrupt)
+        self.conn.execute("RELEASE store")
         read = max(size - resume.offset, 0)
         self.summary.bytes += read
         return read
@@ -244,6 +254,17 @@ class Ingest:
         # The last turn of a file is read again each time (it may have grown): count it new
         # only once.
         self.summary.turns += max(inserted - replaced, 0)
+
+
+def _well_formed(parsed: Parsed) -> None:
+    """Make every string of ``parsed`` (sessions, turns, the reader's state) well formed."""
+    for item in [*parsed.sessions, *parsed.turns]:
+        names: tuple[str, ...] = item.__slots__
+        for name in names:
+            value = getattr(item, name)
+            if isinstance(value, str | list):
+                setattr(item, name, quickjson.well_formed(value))
+    parsed.resume.state = quickjson.well_formed(parsed.resume.state)
 
 
 def ingest(
