@@ -59,6 +59,10 @@ def payload(root: Path, session: str, **fields: str) -> str:
     return json.dumps({"session_id": session, "cwd": str(root), **fields})
 
 
+#: How the first prompt's block starts: hippo's marker, then the relevant notes.
+RELEVANT = "<hippo-context>\nrelevant:"
+
+
 def cases(
     hippo: Path, python: Path, root: Path, env: dict[str, str], runs: int
 ) -> dict[str, Sample]:
@@ -66,7 +70,7 @@ def cases(
     prompt, start = [hippo, "hook", "prompt"], [hippo, "hook", "session-start"]
     later = payload(root, "bench-later", prompt=PROMPT)
     # The warm-up: the first prompt of the session whose later prompts are timed.
-    if not run(prompt, cwd=root, env=env, stdin=later)[3].startswith("relevant:"):
+    if not run(prompt, cwd=root, env=env, stdin=later)[3].startswith(RELEVANT):
         raise SystemExit(f"the first prompt printed no relevant notes{logged(env)}")
     found = rounds(
         {
@@ -77,7 +81,7 @@ def cases(
                 cwd=root,
                 env=env,
                 stdin=lambda n: payload(root, f"bench-first-{n}", prompt=PROMPT),
-                check=starts_with("relevant:"),
+                check=starts_with(RELEVANT),
             ),
             "start": Case(
                 start,

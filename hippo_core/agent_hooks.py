@@ -33,6 +33,15 @@ EVENTS = ("session-start", "prompt", "session-end")
 #: A second session-start for the same session and source within this many seconds is the
 #: same event delivered twice (the hook configured at two levels), not a new start.
 DUPLICATE_SECONDS = 30.0
+#: Starts after which the agent's context no longer holds what session-start printed, so
+#: it prints again; any other start of a session it printed for (a resume) prints nothing.
+FRESH_STARTS = ("compact", "clear")
+#: hippo's hook names -> Gemini CLI's events, which its JSON output names.
+GEMINI_EVENTS = {
+    "session-start": "SessionStart",
+    "prompt": "BeforeAgent",
+    "session-end": "SessionEnd",
+}
 
 
 class HookProblem(Exception):
@@ -72,12 +81,23 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
         handler = {"session-start": _session_start, "prompt": _prompt, "session-end": _end}
         text = handler[event](workspace, raw_id, tool, payload)
         if text:
-            out.write(text)
+            out.write(_handed_over(event, tool, text))
             out.flush()
     except (HookProblem, HippoError) as exc:
         log_problem(event, str(exc))
     except Exception as exc:  # the agent must never be blocked by hippo
         log_problem(event, f"{type(exc).__name__}: {exc}")
+
+
+def _handed_over(event: str, tool: str, text: str) -> str:
+    """What the agent reads: the block between hippo's markers; for Gemini CLI, inside the
+    JSON its hooks must print (plain text there would be an error)."""
+    from hippo_core.handover import wrap
+
+    if tool != "gemini":
+        return wrap(text)
+    output = {"hookEventName": GEMINI_EVENTS[event], "additionalContext": wrap(text)}
+    return quickjson.dumps({"hookSpecificOutput": output}, indent=None) + "\n"
 
 
 def _payload(stdin: str) -> dict[str, Any]:
@@ -108,10 +128,11 @@ def _root(payload: dict[str, Any]) -> str | None:
 
 
 def _raw_id(payload: dict[str, Any], tool: str) -> str:
-    # Codex's derived records are named codex-<thread id>; declaring under the same name
-    # lets the declared record replace the derived one, as the spec asks.
+    # Codex's derived records are named codex-<thread id> (Gemini CLI's and OpenCode's
+    # likewise); declaring under the same name lets the declared record replace the derived
+    # one, as the spec asks.
     raw = str(payload["session_id"])
-    return f"codex-{raw}" if tool == "codex" else raw
+    return f"{tool}-{raw}" if tool in ("codex", "gemini", "opencode") else raw
 
 
 def _prompted(root: str, raw_id: str) -> bool:
@@ -143,11 +164,13 @@ def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[s
     from hippo_core.budget import fit
     from hippo_core.plugins import load_plugins
 
-    source = str(payload.get("source") or "startup")
+    source = str(payload.get("source") or payload.get("trigger") or "startup")
     with sessions.records_lock(workspace):
         # Written now: the session line (a context part) reads the record.
         record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload))
         last = record.get("last_start") or {}
+        if last and source not in FRESH_STARTS:
+            return ""  # printed for this session already: a resume has it in its history
         if last.get("source") == source and time.time() - last.get("at", 0) < DUPLICATE_SECONDS:
             return ""
         parts = load_plugins(hot=True).context_parts(workspace, raw_id, None)

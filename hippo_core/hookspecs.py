@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         Validator,
     )
     from hippo_core.findings import Finding
+    from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note
     from hippo_core.review_queues import ReviewQueue
     from hippo_core.transcripts.model import TranscriptSource
@@ -52,6 +53,22 @@ def hippo_register_commands(register: Callable[[str, str, str], None]) -> None:
     a plain function that typer turns into a command. The first plugin to register a name
     wins (hippo's own commands are registered first); ``hippo doctor`` names a plugin whose
     command was left out. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_tools(register: Callable[[Tool], None]) -> None:
+    """Add tools to ``hippo mcp``, the MCP server an agent calls mid-session, as
+    ``register(tool)``.
+
+    Called when ``hippo mcp`` starts, and by whatever lists the tools; never on an agent's
+    hot path. A :class:`~hippo_core.mcp.tool.Tool` is a name, one sentence saying what it
+    does, a pydantic model of its arguments (its JSON schema is what the agent sees) and a
+    function ``run(workspace, arguments)`` returning text or JSON-able data. The server
+    validates the arguments against the model, opens the workspace afresh for every call
+    and turns a :class:`~hippo_core.errors.HippoError` (or any other exception) into a tool
+    error of one line. The first plugin to register a name wins (hippo's own tools are
+    registered first). Returns nothing.
     """
 
 

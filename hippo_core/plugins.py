@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from hippo_core.findings import Finding
     from hippo_core.hookspecs import BackendFactory
     from hippo_core.hotplugins import Impl
+    from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
@@ -71,6 +72,8 @@ BUILTIN_HOOKS = {
     "hippo_core.builtins.dream_log": ("hippo_event",),
     "hippo_core.builtins.dream_doctor": ("hippo_doctor_checks",),
     "hippo_core.builtins.pack_doctor": ("hippo_doctor_checks",),
+    "hippo_core.builtins.agents_doctor": ("hippo_doctor_checks",),
+    "hippo_core.builtins.tools": ("hippo_register_tools",),
 }
 DEFAULT_PLUGINS = tuple(BUILTIN_HOOKS)
 
@@ -143,6 +146,17 @@ class CommandEntry(Record):
 
     def __init__(self, name: str, target: str, help: str, plugin: PluginInfo) -> None:
         self._set(name=name, target=target, help=help, plugin=plugin)
+
+
+class ToolEntry(Record):
+    """An MCP tool a plugin adds, and the plugin (and distribution) it came from."""
+
+    __slots__ = ("tool", "plugin")
+    tool: Tool
+    plugin: PluginInfo
+
+    def __init__(self, tool: Tool, plugin: PluginInfo) -> None:
+        self._set(tool=tool, plugin=plugin)
 
 
 class Plugins:
@@ -269,6 +283,31 @@ class Plugins:
         found: dict[str, CommandEntry] = {}
         for entry in self.all_commands():
             found.setdefault(entry.name, entry)
+        return found
+
+    def all_tools(self) -> list[ToolEntry]:
+        """Every MCP tool every plugin registers, in order, a name as often as registered."""
+        from hippo_core.mcp.tool import Tool
+
+        found: list[ToolEntry] = []
+
+        def register(tool: Tool) -> None:
+            plugin = self._origin(self._calling)
+            if not isinstance(tool, Tool):
+                raise HippoError(
+                    f"plugin {plugin.origin} registered {type(tool).__name__} as a tool; "
+                    "register a hippo_core.mcp.tool.Tool"
+                )
+            found.append(ToolEntry(tool, plugin))
+
+        self._collect("hippo_register_tools", register=register)
+        return found
+
+    def tools(self) -> dict[str, Tool]:
+        """The MCP tools plugins add, by name; the first registered under a name wins."""
+        found: dict[str, Tool] = {}
+        for entry in self.all_tools():
+            found.setdefault(entry.tool.name, entry.tool)
         return found
 
     def sources(self) -> dict[str, TranscriptSource]:

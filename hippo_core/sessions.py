@@ -37,6 +37,7 @@ __all__ = [
     "all_records",
     "declare",
     "end",
+    "end_session",
     "latest_open",
     "load_record",
     "new_declared",
@@ -202,6 +203,30 @@ def end(
         record["end_reason"] = UNSPECIFIED
     write_record(workspace, record)
     return record
+
+
+def end_session(
+    workspace: Workspace,
+    raw_id: str | None,
+    *,
+    notes: list[str] | None = None,
+    handoff: str | None = None,
+    no_change: str | None = None,
+) -> dict[str, Any]:
+    """What ``hippo session end`` does: end session ``raw_id`` (or the latest open declared
+    one), declaring it first if only a derived record had it; each note is checked with
+    :func:`touched_note`. Returns the record as written."""
+    touched = [touched_note(workspace, note) for note in notes or []]
+    with records_lock(workspace):
+        if raw_id is None:
+            record = latest_open(workspace)
+            if record is None:
+                raise HippoError("no open session here: give --id ID (see `hippo session start`)")
+        else:
+            record = read_record(workspace, raw_id)
+            if record.get("kind") != DECLARED:
+                record = declare(workspace, raw_id, str(record.get("tool") or "manual"))
+        return end(workspace, record, notes=touched, handoff=handoff, no_change=no_change)
 
 
 def latest_open(workspace: Workspace) -> dict[str, Any] | None:

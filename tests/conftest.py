@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 from hippo_core.cli import main
 from hippo_core.plugins import reset_plugins
+from tests.models.anthropic_server import anthropic  # noqa: F401  (a fixture: Claude's API)
 from tests.models.chat_server import chat  # noqa: F401  (a fixture: a scripted chat server)
 from tests.small_model import small_model  # noqa: F401  (a fixture: SmolLM2 on llama-cpp)
 

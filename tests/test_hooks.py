@@ -57,12 +57,14 @@ def test_session_start_prints_the_required_parts_and_records_their_size(
     assert run.code == 0 and run.err == ""
     sid = payload["session_id"]
     rec = record(ws, sid)
-    assert run.out == (
+    block = (
         "# Home\n\nThe ledger team's notes.\n"
         "required: Pricing.md\n"
         f"session: {sid} claude-code {rec['started']}\n"
     )
-    assert rec["kind"] == "declared" and rec["context_bytes"] == len(run.out.encode())
+    assert run.out == f"<hippo-context>\n{block}</hippo-context>\n"
+    # The markers are not the block's: its size, within the budget, leaves them out.
+    assert rec["kind"] == "declared" and rec["context_bytes"] == len(block.encode())
     assert "relevant" not in run.out and "linter" not in run.out
 
 
@@ -96,7 +98,9 @@ def test_first_prompt_prints_relevant_notes_within_what_is_left(
 
     assert first.code == 0
     assert first.out == (
+        "<hippo-context>\n"
         "relevant:\n- Refunds: Refunds go through the queue.\nlinter: overdue=0 dangling=0\n"
+        "</hippo-context>\n"
     )
     assert second.out == "" and second.code == 0
     assert record(ws, prompt["session_id"])["task"] == "How do refunds work?"
@@ -107,14 +111,15 @@ def test_prompt_parts_that_do_not_fit_the_rest_of_the_budget_are_left_out(
 ) -> None:
     ws = make_workspace("", NOTES)
     start = real_payload("SessionStart.json", ws)
-    used = len(hook("session-start", start, ws).out.encode())
+    hook("session-start", start, ws)
+    used = record(ws, start["session_id"])["context_bytes"]
     (ws / ".hippo" / "settings.toml").write_text(f"budget_bytes = {used + 31}\n")
     prompt = real_payload("UserPromptSubmit.json", ws)
     prompt["prompt"] = "refunds"
 
     run = hook("prompt", prompt, ws)
 
-    assert run.out == "linter: overdue=0 dangling=0\n"
+    assert run.out == "<hippo-context>\nlinter: overdue=0 dangling=0\n</hippo-context>\n"
     assert "omitted: relevant notes" in hooks_log()
 
 
@@ -123,8 +128,22 @@ def test_hooks_configured_twice_print_once(hook, make_workspace: WorkspaceMaker)
     start = real_payload("SessionStart.json", ws)
     assert hook("session-start", start, ws).out
     assert hook("session-start", start, ws).out == ""
-    resumed = hook("session-start", {**start, "source": "resume"}, ws)
-    assert resumed.out.startswith("# Home")
+
+
+def test_a_resumed_session_gets_nothing_new_and_a_compacted_one_the_block_again(
+    hook, make_workspace: WorkspaceMaker
+) -> None:
+    """Codex adds every session-start's output to the thread: a resume has the block."""
+    ws = make_workspace("", NOTES)
+    start = real_payload("SessionStart.json", ws)
+    assert hook("session-start", start, ws).out.startswith("<hippo-context>\n# Home")
+    for _ in range(2):
+        assert hook("session-start", {**start, "source": "resume"}, ws).out == ""
+    compacted = hook("session-start", {**start, "source": "compact"}, ws)
+    assert compacted.out.startswith("<hippo-context>\n# Home")
+    assert hook("session-start", {**start, "source": "compact"}, ws).out == ""  # twice
+    other = {**start, "session_id": "another", "source": "resume"}
+    assert hook("session-start", other, ws).out.startswith("<hippo-context>\n# Home")
 
 
 def test_session_end_records_the_end_with_reason_unspecified(
@@ -249,16 +268,18 @@ def test_install_for_codex_writes_its_hooks_file(
     ws = make_workspace()
     run = hippo("hooks", "install", "codex", cwd=ws)
     data = json.loads((ws / ".codex" / "hooks.json").read_text())
-    assert run.code == 0 and "hooks = true" in run.out
+    assert run.code == 0 and "note: Codex loads a project's hooks only in a project" in run.out
     command = data["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     assert command.endswith("hook session-start --tool codex")
+    timeouts = {event: groups[0]["hooks"][0]["timeout"] for event, groups in data["hooks"].items()}
+    assert timeouts == {"SessionStart": 30, "UserPromptSubmit": 30, "SessionEnd": 3}
 
 
 def test_install_for_an_unknown_agent_is_a_usage_error(
     hippo: HippoRunner, make_workspace: WorkspaceMaker
 ) -> None:
     run = hippo("hooks", "install", "cursor", cwd=make_workspace())
-    assert run.code == 2 and "claude-code and codex" in run.err
+    assert run.code == 2 and "claude-code, codex, gemini and opencode, not 'cursor'" in run.err
 
 
 def test_the_first_prompt_is_kept_redacted_and_a_private_one_not_at_all(
@@ -301,3 +322,141 @@ def test_a_session_the_hook_ended_gets_its_last_answer_as_a_derived_handoff(
     assert hippo("ingest", cwd=ws).code == 0
     rec = record(ws, sid)
     assert rec["handoff"] == "Mine." and rec["handoff_derived"] is False
+
+
+def gemini_payload(event: str, ws: Path, sid: str, **fields: str) -> dict:
+    """What Gemini CLI sends its hooks (its hooks reference: the base fields, and each
+    event's own)."""
+    base = {
+        "session_id": sid,
+        "transcript_path": f"/home/dev/.gemini/tmp/proj/chats/session-{sid}.jsonl",
+        "cwd": str(ws),
+        "hook_event_name": event,
+        "timestamp": "2026-11-30T04:56:03.000Z",
+    }
+    return {**base, **fields}
+
+
+def test_gemini_hooks_print_json_and_declare_the_session_ingest_derives(
+    hook, hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    from hippo_core.plugins import load_plugins
+    from hippo_core.transcripts.model import Resume
+
+    chat = next((Path(__file__).parent / "fixtures/transcripts/gemini").rglob("session-*.jsonl"))
+    [derived] = load_plugins().sources()["gemini"].parse(chat, Resume()).sessions
+    sid = derived.native_id
+    ws = make_workspace("", NOTES)
+    assert hippo("hooks", "install", "gemini", cwd=ws).code == 0
+    settings = json.loads((ws / ".gemini" / "settings.json").read_text())
+    handlers = {event: groups[0]["hooks"][0] for event, groups in settings["hooks"].items()}
+    assert sorted(handlers) == ["BeforeAgent", "SessionEnd", "SessionStart"]
+    assert handlers["BeforeAgent"]["command"].endswith("hook prompt --tool gemini")
+    assert {h["timeout"] for h in handlers.values()} == {30000}  # milliseconds
+
+    start = hook(
+        "session-start",
+        gemini_payload("SessionStart", ws, sid, source="startup"),
+        ws,
+        "--tool",
+        "gemini",
+    )
+    output = json.loads(start.out)["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    assert output["additionalContext"].startswith("<hippo-context>\n# Home\n")
+    prompt = gemini_payload("BeforeAgent", ws, sid, prompt="How do refunds work?")
+    first = json.loads(hook("prompt", prompt, ws, "--tool", "gemini").out)
+    assert first["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
+    assert "Refunds go through the queue." in first["hookSpecificOutput"]["additionalContext"]
+    assert hook("prompt", prompt, ws, "--tool", "gemini").out == ""  # silence, not text
+    end = gemini_payload("SessionEnd", ws, sid, reason="exit")
+    assert hook("session-end", end, ws, "--tool", "gemini").out == ""
+    rec = record(ws, derived.id)
+    assert (rec["tool"], rec["task"], rec["exit_reason"]) == (
+        "gemini",
+        "How do refunds work?",
+        "exit",
+    )
+    assert hooks_log() == ""
+
+
+def test_install_puts_right_the_timeout_codex_clamps(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    path = ws / ".codex" / "hooks.json"
+    assert hippo("hooks", "install", "codex", cwd=ws).code == 0
+    data = json.loads(path.read_text())
+    data["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] = 30  # as hippo wrote it before
+    path.write_text(json.dumps(data))
+    run = hippo("hooks", "install", "codex", cwd=ws)
+    assert f"set the timeout of SessionEnd in {path}" in run.out
+    assert json.loads(path.read_text())["hooks"]["SessionEnd"][0]["hooks"][0]["timeout"] == 3
+    assert "already has hippo's hooks" in hippo("hooks", "install", "codex", cwd=ws).out
+
+
+def test_install_for_codex_says_what_codex_has_not_trusted(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker, tmp_path: Path, monkeypatch
+) -> None:
+    """Codex keeps a trusted_hash per hook in its config.toml and skips the rest."""
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    ws = make_workspace()
+    hooks = ws / ".codex" / "hooks.json"
+    config = codex / "config.toml"
+    config.write_text(f'[projects."{ws}"]\ntrust_level = "trusted"\n')
+    run = hippo("hooks", "install", "codex", cwd=ws)
+    assert (
+        "note: Codex has not trusted them (SessionEnd, SessionStart, UserPromptSubmit), so it"
+        " skips them without a word" in run.out
+    )
+    assert "--dangerously-bypass-hook-trust" in run.out
+    state = "".join(
+        f'[hooks.state."{hooks}:{label}:0:0"]\ntrusted_hash = "sha256:{label}"\n'
+        for label in ("session_start", "user_prompt_submit")
+    )
+    config.write_text(config.read_text() + state)
+    run = hippo("hooks", "install", "codex", cwd=ws)
+    assert "Codex has not trusted them (SessionEnd)," in run.out
+    config.write_text(
+        config.read_text() + f'[hooks.state."{hooks}:session_end:0:0"]\ntrusted_hash = "x"\n'
+    )
+    assert "note:" not in hippo("hooks", "install", "codex", cwd=ws).out
+    config.write_text(config.read_text() + "[features]\nhooks = false\n")
+    assert (
+        "turns hooks off (hooks = false under [features])"
+        in hippo("hooks", "install", "codex", cwd=ws).out
+    )
+
+
+def test_another_agents_payload_and_two_agents_on_one_session(
+    hook, hippo: HippoRunner, make_workspace: WorkspaceMaker, tmp_path: Path, monkeypatch
+) -> None:
+    """A Claude Code payload given to the Gemini hook is read as Gemini's; the same id sent
+    by two agents makes two sessions, one per agent; broken agent configs stay untouched."""
+    ws = make_workspace("", NOTES)
+    start = real_payload("SessionStart.json", ws)
+    as_gemini = hook("session-start", start, ws, "--tool", "gemini")
+    assert json.loads(as_gemini.out)["hookSpecificOutput"]["additionalContext"]
+    as_codex = hook("session-start", start, ws, "--tool", "codex")
+    assert as_codex.out.startswith("<hippo-context>\n# Home")
+    sid = start["session_id"]
+    assert record(ws, f"gemini-{sid}")["tool"] == "gemini"
+    assert record(ws, f"codex-{sid}")["tool"] == "codex"
+    assert hooks_log() == ""
+
+    settings = ws / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"hooks": {}, // a comment\n}')
+    run = hippo("hooks", "install", "gemini", cwd=ws)
+    assert run.code == 1 and "not valid JSON" in run.err
+    assert settings.read_text() == '{"hooks": {}, // a comment\n}'
+
+    codex = tmp_path / "codex-home"
+    codex.mkdir()
+    (codex / "config.toml").write_text("[projects\nbroken")
+    monkeypatch.setenv("CODEX_HOME", str(codex))
+    run = hippo("hooks", "install", "codex", cwd=ws)
+    assert run.code == 0 and "config.toml cannot be read (" in run.out
+    assert (codex / "config.toml").read_text() == "[projects\nbroken"

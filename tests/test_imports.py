@@ -137,9 +137,9 @@ def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
     session = json.loads(start)["session_id"]
     record = root / ".hippo" / "sessions" / f"{session}.json"
 
-    modules = imported(root, "hook", "session-start", stdin=start, expect="# Home")
+    modules = imported(root, "hook", "session-start", stdin=start, expect="<hippo-context>\n# Home")
     assert_none(modules, (*HOT, "hippo_core.dream.model"), "hippo hook session-start")
-    modules = imported(root, "hook", "prompt", stdin=prompt, expect="relevant:")
+    modules = imported(root, "hook", "prompt", stdin=prompt, expect="<hippo-context>\nrelevant:")
     assert_none(modules, (*HOT, "hippo_core.dream.model"), "hippo hook prompt (the first)")
     assert json.loads(record.read_text())["first_prompt"]
 
@@ -167,7 +167,9 @@ def test_the_default_hippo_home_costs_no_import(
     assert (tmp_path / "data" / "hippo" / "index.sqlite").is_file()  # the default home
     imported(root, "context", expect="# Home", env=env)  # validates the settings once
     prompt = payload("UserPromptSubmit.json", root, prompt="the home page")
-    modules = imported(root, "hook", "prompt", stdin=prompt, expect="relevant:", env=env)
+    modules = imported(
+        root, "hook", "prompt", stdin=prompt, expect="<hippo-context>\nrelevant:", env=env
+    )
     assert_none(modules, (*HOT, "platformdirs"), "hippo hook prompt without HIPPO_HOME")
 
 

@@ -45,6 +45,7 @@ def test_every_hookspec_is_documented():
         "hippo_register_reviewers",
         "hippo_register_settings",
         "hippo_register_sources",
+        "hippo_register_tools",
         "hippo_register_validators",
     ]
     for name in HOOKS:

@@ -54,6 +54,11 @@ COMMANDS = (
         "Run by an agent's session hooks: read the hook's JSON on stdin. Always exits 0.",
     ),
     ("hooks", "hooks:app", "Install or remove hippo's hooks in an agent's settings."),
+    (
+        "mcp",
+        "mcp:app",
+        "Serve hippo's tools to an agent over MCP (stdio), or register the server in its config.",
+    ),
     ("pack", "pack:app", "List, install, update and write packs."),
     ("eval", "eval:app", "Measure packs on recorded cases, and the memory of this workspace."),
 )

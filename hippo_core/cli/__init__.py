@@ -45,13 +45,13 @@ def main() -> None:
 def _check_text(args: list[str]) -> None:
     """Refuse an argument that is not UTF-8 (Python hands its bytes over as surrogates):
     what hippo keeps is UTF-8 text, and such an argument could not be written."""
-    from hippo_core.errors import UsageError
-
     for at, arg in enumerate(args, 1):
         if not arg.isascii():
             try:
                 arg.encode("utf-8")
             except UnicodeEncodeError:
+                from hippo_core.errors import UsageError
+
                 raw = arg.encode("utf-8", "surrogateescape")
                 raise UsageError(
                     f"argument {at} ({raw!r}) is not UTF-8 text; give it in UTF-8"

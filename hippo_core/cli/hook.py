@@ -14,7 +14,10 @@ from hippo_core.cli.common import command, group
 app = group("Run by an agent's session hooks: read the hook's JSON on stdin. Always exits 0.")
 
 TOOL_OPTION = typer.Option(
-    "claude-code", "--tool", metavar="NAME", help="The agent calling (claude-code or codex)."
+    "claude-code",
+    "--tool",
+    metavar="NAME",
+    help="The agent calling (claude-code, codex or gemini).",
 )
 
 
@@ -26,7 +29,7 @@ def session_start(tool: str = TOOL_OPTION) -> None:
 
 @command(app, "prompt")
 def prompt(tool: str = TOOL_OPTION) -> None:
-    """UserPromptSubmit: on the first prompt only, print relevant notes and linter counts."""
+    """UserPromptSubmit (Gemini: BeforeAgent): on the first prompt only, print relevant notes."""
     hot.hook("prompt", tool)
 
 

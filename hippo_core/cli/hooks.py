@@ -11,34 +11,45 @@ from hippo_core.cli.common import command, group
 app = group("Install or remove hippo's hooks in an agent's settings.")
 
 USER_OPTION = typer.Option(False, "--user", help="The user's settings, not the project's.")
-AGENT_ARGUMENT = typer.Argument(..., metavar="AGENT", help="claude-code or codex.")
+AGENT_ARGUMENT = typer.Argument(
+    ..., metavar="AGENT", help="claude-code, codex, gemini or opencode."
+)
+
+
+def _project() -> Path:
+    from hippo_core.workspace import Workspace, find_root
+
+    root = find_root(Path.cwd())
+    return Workspace.open(root).root if root else Path.cwd()
 
 
 def _settings_file(agent: str, user: bool) -> Path:
     from hippo_core.hooks_install import settings_file
-    from hippo_core.workspace import Workspace, find_root
 
-    project = Path.cwd()
-    if not user:
-        root = find_root(project)
-        project = Workspace.open(root).root if root else project
-    return settings_file(agent, user=user, project=project)
+    return settings_file(agent, user=user, project=_project())
 
 
 @command(app, "install")
 def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
-    """Add hippo's session-start, prompt and session-end hooks (idempotent)."""
+    """Add hippo's session-start, prompt and session-end hooks (OpenCode: a plugin)."""
+    from hippo_core.hooks_install import codex_trust
     from hippo_core.hooks_install import install as add
 
     change = add(agent, _settings_file(agent, user))
+    if agent == "opencode":
+        done = "wrote" if change.added else "updated" if change.updated else "already up to date:"
+        typer.echo(f"{done} {change.path}, the plugin that hands OpenCode hippo's context")
+        return
     if change.added:
         typer.echo(f"added {', '.join(change.added)} to {change.path}")
-    else:
+    if change.updated:
+        typer.echo(f"set the timeout of {', '.join(change.updated)} in {change.path}")
+    if not change.added and not change.updated:
         typer.echo(f"{change.path} already has hippo's hooks")
     if agent == "codex":
-        typer.echo(
-            "note: Codex runs hooks only with `hooks = true` under [features] in config.toml"
-        )
+        problem = codex_trust(change.path, None if user else _project())
+        if problem:
+            typer.echo(f"note: {problem}")
 
 
 @command(app, "uninstall")
@@ -47,6 +58,10 @@ def uninstall(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     from hippo_core.hooks_install import uninstall as remove
 
     change = remove(_settings_file(agent, user))
+    if agent == "opencode":
+        done = "removed" if change.removed else "no hippo plugin at"
+        typer.echo(f"{done} {change.path}")
+        return
     if change.removed:
         typer.echo(f"removed {change.removed} hippo hooks from {change.path}")
     else:

@@ -47,7 +47,7 @@ def review(
 ) -> None:
     """List proposals and drafts waiting for a verdict, show one, or decide it."""
     from hippo_core.plugins import load_plugins
-    from hippo_core.review_queues import queues
+    from hippo_core.review import queue_of
 
     found = workspace()
     plugins = load_plugins()
@@ -59,7 +59,7 @@ def review(
             raise UsageError("name what to decide: hippo review ID --confirm (or --approve OP)")
         _list(found, plugins, as_json)
         return
-    queue = next((q for q in queues(plugins) if q.owns(found, item)), None)
+    queue = queue_of(found, plugins, item)
     if queue is not None:
         if confirm or reject:
             raise UsageError(
@@ -89,22 +89,18 @@ def review(
 
 
 def _list(found: Workspace, plugins: Plugins, as_json: bool) -> None:
-    from hippo_core.dream import queue as proposals
-    from hippo_core.review_queues import queues
+    from hippo_core.review import PROPOSAL, waiting
 
-    waiting = proposals.pending(found)
-    others = [(q, q.pending(found)) for q in queues(plugins)]
+    rows = waiting(found, plugins)
     if as_json:
-        rows: list[dict[str, Any]] = [{"type": "proposal", **r} for r in waiting]
-        rows += [{"type": q.name, **r} for q, items in others for r in items]
         print_json(rows)
         return
-    for record in waiting:
-        typer.echo(f"{record['id']}  {record.get('pass')}  {record['kind']}  {record['note']}")
-    for q, items in others:
-        for row in items:
-            typer.echo(f"{row['id']}  {q.name}  {row['summary']}")
-    if not waiting and not any(items for _q, items in others):
+    for row in rows:
+        if row["type"] == PROPOSAL:
+            typer.echo(f"{row['id']}  {row.get('pass')}  {row['kind']}  {row['note']}")
+        else:
+            typer.echo(f"{row['id']}  {row['type']}  {row['summary']}")
+    if not rows:
         typer.echo("nothing is waiting for a verdict", err=True)
 
 
@@ -163,6 +159,7 @@ def _proposal(
     as_json: bool,
 ) -> None:
     from hippo_core.dream import queue
+    from hippo_core.review import decide_proposal
 
     if not (confirm or reject):
         record = queue.load(found, proposal)
@@ -171,10 +168,9 @@ def _proposal(
             return
         _show(record)
         return
-    settled = queue.decide(found, plugins, proposal, "confirm" if confirm else "reject", notes)
-    typer.echo(
-        f"{settled.state}: {settled.proposal.note}; receipt {found.relative(settled.receipt)}"
-    )
+    result = decide_proposal(found, plugins, proposal, "confirm" if confirm else "reject", notes)
+    for line in result["lines"]:
+        typer.echo(line)
 
 
 def _show(record: dict[str, Any]) -> None:

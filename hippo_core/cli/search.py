@@ -28,15 +28,9 @@ def search(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Search the indexed turns and print the best matches with snippets."""
-    from hippo_core.home import index_path
-    from hippo_core.index.db import open_for_reading
-    from hippo_core.index.search import search as run_search
+    from hippo_core.index.search import find_turns
 
-    engine = open_for_reading(index_path())
-    try:
-        hits = run_search(engine, query, tool=tool, session=session, since=since, limit=limit)
-    finally:
-        engine.dispose()
+    hits = find_turns(query, tool=tool, session=session, since=since, limit=limit)
     if as_json:
         typer.echo(json.dumps([asdict(h) for h in hits], indent=2, ensure_ascii=False))
         return

@@ -47,20 +47,10 @@ def end(
     ),
 ) -> None:
     """End a declared session: the notes it touched, a handoff, or why nothing changed."""
-    from hippo_core import sessions
-    from hippo_core.errors import HippoError
+    from hippo_core.sessions import end_session
     from hippo_core.workspace import Workspace
 
-    workspace = Workspace.find()
-    notes = [sessions.touched_note(workspace, note) for note in notes]
-    with sessions.records_lock(workspace):
-        if session is None:
-            record = sessions.latest_open(workspace)
-            if record is None:
-                raise HippoError("no open session here: give --id ID (see `hippo session start`)")
-        else:
-            record = sessions.read_record(workspace, session)
-            if record.get("kind") != sessions.DECLARED:
-                record = sessions.declare(workspace, session, str(record.get("tool") or "manual"))
-        record = sessions.end(workspace, record, notes=notes, handoff=handoff, no_change=no_change)
+    record = end_session(
+        Workspace.find(), session, notes=notes, handoff=handoff, no_change=no_change
+    )
     typer.echo(f"ended {record['id']} ({record['end_reason']})")

@@ -70,6 +70,25 @@ def parse_since(value: str, now: datetime | None = None) -> str:
     return parsed.strftime("%Y-%m-%dT%H:%M:%S")
 
 
+def find_turns(
+    query: str,
+    *,
+    tool: str | None = None,
+    session: str | None = None,
+    since: str | None = None,
+    limit: int = 20,
+) -> list[Hit]:
+    """What ``hippo search`` finds: :func:`search` over the index in ``$HIPPO_HOME``."""
+    from hippo_core.home import index_path
+    from hippo_core.index.db import open_for_reading
+
+    engine = open_for_reading(index_path())
+    try:
+        return search(engine, query, tool=tool, session=session, since=since, limit=limit)
+    finally:
+        engine.dispose()
+
+
 def search(
     engine: Engine,
     query: str,

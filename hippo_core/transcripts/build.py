@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from hippo_core import quickjson
+from hippo_core import handover, quickjson
 from hippo_core.patterns import Lazy
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
 
@@ -135,7 +135,10 @@ class TurnBuilder:
         cwd: str | None = None,
         branch: str | None = None,
     ) -> OpenTurn:
-        """Close the current turn and open the next one at the prompt record."""
+        """Close the current turn and open the next one at the prompt record (without
+        any block hippo handed the agent, see :mod:`hippo_core.handover`)."""
+        if handover.BEGIN in prompt:
+            prompt = handover.strip(prompt)
         snapshot = _snapshot(self.state)
         ordinals = self.state["ordinals"]
         ordinal = ordinals.get(session, 0)

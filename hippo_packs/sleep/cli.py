@@ -44,20 +44,17 @@ def remember(
 
     `hippo remember list` lists the fragments waiting, newest first.
     """
-    from hippo_packs.sleep import drafting, store
+    from hippo_packs.sleep import actions
 
     cycle = _cycle()
     if text == ["list"]:
         if topic or verbatim:
             raise UsageError("`hippo remember list` takes only --json")
-        held = drafting.held_fragments(cycle)
-        found = [
-            {**f, "held_by_draft": held.get(f["id"])} for f in store.fragments(cycle.workspace)
-        ]
+        found = actions.waiting_fragments(cycle)
         if as_json:
-            print_json(list(reversed(found)))
+            print_json(found)
             return
-        for fragment in reversed(found):
+        for fragment in found:
             tag = f" [{fragment['topic']}]" if fragment.get("topic") else ""
             held_by = (
                 f" (in draft {fragment['held_by_draft']})" if fragment["held_by_draft"] else ""
@@ -67,12 +64,11 @@ def remember(
         if not found:
             typer.echo("no fragment is waiting for a sleep", err=True)
         return
-    with cycle.lock(what="remember"):
-        record = store.add_fragment(cycle.workspace, " ".join(text), topic=topic, verbatim=verbatim)
+    result = actions.remember(cycle, " ".join(text), topic=topic, verbatim=verbatim)
     if as_json:
-        print_json({"ok": True, "id": record["id"], "tier": "short", "fragment": record})
+        print_json(result)
         return
-    typer.echo(f"remembered {record['id']}")
+    typer.echo(f"remembered {result['id']}")
 
 
 # -- brief --------------------------------------------------------------------------------
@@ -92,21 +88,13 @@ def brief(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write the brief that steers the next sleep: what mattered, and hints."""
-    from hippo_packs.sleep import store
+    from hippo_packs.sleep import actions
 
-    cycle = _cycle()
-    with cycle.lock(what="the brief"):
-        record = store.add_brief(
-            cycle.workspace, summary, promote=promote, noise=noise, completed=completed
-        )
-        for parked in store.briefs(cycle.workspace):
-            if parked.get("parked") and not parked.get("consumed_at"):
-                store.consume_brief(cycle.workspace, parked["id"], f"superseded-by-{record['id']}")
-        store.drop_intent(cycle.workspace, "hippocampus, brief")
+    result = actions.brief(_cycle(), summary, promote=promote, noise=noise, completed=completed)
     if as_json:
-        print_json({"ok": True, "id": record["id"], "brief": record})
+        print_json(result)
         return
-    typer.echo(f"brief {record['id']} is open: the next tick sleeps on it (`hippo nudge` now)")
+    typer.echo(f"brief {result['id']} is open: the next tick sleeps on it (`hippo nudge` now)")
 
 
 # -- forget -------------------------------------------------------------------------------
@@ -122,19 +110,18 @@ def forget(
 
     The purge leaves a tombstone: the id, the reason, the time and what went with it.
     """
-    from hippo_packs.sleep import purge
+    from hippo_packs.sleep import actions
 
-    cycle = _cycle()
-    with cycle.lock(what="forget"):
-        if now:
-            stone = purge.purge_now(cycle, core, reason)
-            result: dict[str, Any] = {"ok": True, "tombstone": stone}
-            line = f"purged {stone['id']}; tombstone .hippo/sleep/tombstones/{stone['id']}.json"
-        else:
-            flagged = purge.flag(cycle, core, reason)
-            result = {"ok": True, "flagged": flagged["core"], "reason": flagged["reason"]}
-            line = f"flagged {flagged['core']}: it is purged at the next tick (`hippo sleep tick`)"
-    print_json(result) if as_json else typer.echo(line)
+    result = actions.forget(_cycle(), core, reason=reason, now=now)
+    if as_json:
+        print_json(result)
+    elif now:
+        stone = result["tombstone"]["id"]
+        typer.echo(f"purged {stone}; tombstone .hippo/sleep/tombstones/{stone}.json")
+    else:
+        typer.echo(
+            f"flagged {result['flagged']}: it is purged at the next tick (`hippo sleep tick`)"
+        )
 
 
 # -- nudge --------------------------------------------------------------------------------
@@ -145,16 +132,11 @@ def nudge(as_json: bool = JSON_OPTION) -> None:
 
     It redrafts what was denied whatever the clock says, once.
     """
-    from hippo_packs.sleep import store, tick
+    from hippo_packs.sleep import actions
 
-    cycle = _cycle()
-    cycle.emit("nudged")
-    state = store.state(cycle.workspace)
-    state["nudged"] = True
-    store.save_state(cycle.workspace, state)
-    done = tick.run_tick(cycle)
+    done = actions.nudge(_cycle())
     if as_json:
-        print_json({"ok": True, "woke": True, "message": "ran one tick", **done})
+        print_json(done)
         return
     _print_tick(done)
 

@@ -56,6 +56,14 @@ def hippo_register_commands(register: Callable[[str, str, str], None]) -> None:
 
 
 @hookimpl
+def hippo_register_tools(register: Callable[[Any], None]) -> None:
+    from hippo_packs.sleep.tools import TOOLS
+
+    for tool in TOOLS:
+        register(tool)
+
+
+@hookimpl
 def hippo_register_kinds(register: Callable[[Any], None]) -> None:
     from hippo_packs.sleep.kinds import ALL_KINDS
 

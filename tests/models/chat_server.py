@@ -1,8 +1,9 @@
 """A scripted OpenAI-compatible chat completions server on 127.0.0.1, for the sleep tests.
 
 It answers ``POST /v1/chat/completions`` with the first rule whose every ``when`` substring
-occurs in the request's messages and whose ``repeat`` is not used up, and records every
-request. A rule's keys, all optional::
+occurs in the request's messages and whose ``repeat`` is not used up (as server-sent chunks
+when the request asks ``stream: true``, as agent programs do), and records every request.
+A rule's keys, all optional::
 
     when      substrings that must all occur in the messages   []
     reply     the answer's text (a dict or list is sent as its JSON)   ""
@@ -96,6 +97,9 @@ def chat(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatServer]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append(body)
             status, answer = state.answer(body)
+            if body.get("stream") and status == 200:
+                self.stream(answer)
+                return
             data = json.dumps(answer).encode()
             try:
                 self.send_response(status)
@@ -103,6 +107,26 @@ def chat(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatServer]:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+            except OSError:
+                pass
+
+        def stream(self, answer: dict[str, Any]) -> None:
+            """The answer as server-sent chunks, as a client asking ``stream: true`` reads it."""
+            choice = answer["choices"][0]
+            delta = {"role": "assistant", "content": choice["message"]["content"]}
+            chunks = [
+                {"index": 0, "delta": delta, "finish_reason": None},
+                {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]},
+            ]
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for chunk in chunks:
+                    data = {"id": "chatcmpl-scripted", "object": "chat.completion.chunk"}
+                    data |= {"created": 0, "model": "scripted", "choices": [chunk]}
+                    self.wfile.write(f"data: {json.dumps(data)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
             except OSError:
                 pass
 

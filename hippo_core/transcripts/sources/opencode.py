@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from hippo_core import quickjson
+from hippo_core import handover, quickjson
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
@@ -126,7 +126,9 @@ class _Reader:
                 if message.get("role") == "user":
                     texts = [as_str(p.get("text")) for p in parts if _said(p)]
                     if any(t.strip() for t in texts):
-                        prompt = _unquote("\n\n".join(t for t in texts if t.strip()))
+                        # The block hippo's plugin sends goes first: off before the quotes.
+                        said = handover.strip("\n\n".join(t for t in texts if t.strip()))
+                        prompt = _unquote(said.strip())
                         turns[message_id] = self.builder.open(
                             hippo_id, prompt, key=message_id, start=0, end=0, at=at, cwd=info.cwd
                         )

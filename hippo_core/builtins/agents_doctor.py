@@ -1,0 +1,156 @@
+"""``hippo doctor``'s checks of the agents: which have hippo's hooks and its MCP server,
+whether Codex will run the hooks, their recent failures, and whether the model program can
+be started."""
+
+from __future__ import annotations
+
+from hippo_core.plugins import hookimpl
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from hippo_core.findings import Finding
+    from hippo_core.workspace import Workspace
+
+#: How far back a failure in hooks.log still counts.
+RECENT_SECONDS = 7 * 24 * 3600
+#: How much of the end of hooks.log is read (it only grows; the newest lines are at its end).
+LOG_TAIL_BYTES = 256 * 1024
+
+
+@hookimpl
+def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    return _model_program(workspace) + _hooks(workspace) + _hook_failures() + _mcp(workspace)
+
+
+def _model_program(workspace: Workspace) -> list[Finding]:
+    """An error when ``model_command`` names a program that cannot be run, found as the
+    command backend finds it (a path with a folder in it from the workspace's folder)."""
+    import os
+    import shutil
+    from pathlib import Path
+
+    from hippo_core.findings import Finding
+
+    settings = workspace.settings
+    if settings.model_backend != "command" or not settings.model_command:
+        return []
+    program = Path(settings.model_command[0]).expanduser()
+    if len(program.parts) == 1:
+        if shutil.which(str(program)) is not None:
+            return []
+        what = "is not on PATH"
+    else:
+        found = program if program.is_absolute() else workspace.root / program
+        if found.is_file() and os.access(found, os.X_OK):
+            return []
+        what = "is not executable" if found.is_file() else "does not exist"
+    detail = (
+        f"model_command runs {settings.model_command[0]!r}, which {what}: install it, or "
+        "give its full path"
+    )
+    where = workspace.relative(workspace.settings_path)
+    line = _line_of(workspace.settings_path, "model_command")
+    return [Finding("error", "model", detail, where, line)]
+
+
+def _line_of(path: Path, key: str) -> int | None:
+    """The line of ``path`` that sets ``key`` at the top level, if one does."""
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, line in enumerate(lines, 1):
+        name, equals, _ = line.partition("=")
+        if equals and name.strip().strip("\"'") == key:
+            return number
+    return None
+
+
+def _hooks(workspace: Workspace) -> list[Finding]:
+    """Where hippo's hooks are installed, for the project and the user; what stops Codex."""
+    from hippo_core.findings import Finding
+    from hippo_core.hooks_install import AGENTS, codex_trust, installed, settings_file
+
+    findings = []
+    for agent in AGENTS:
+        for user in (False, True):
+            path = settings_file(agent, user=user, project=workspace.root)
+            events = sorted({event for event, _, _ in installed(path)})
+            if not events:
+                continue
+            shown = str(path) if user else workspace.relative(path)
+            findings.append(Finding("info", "hooks", f"{agent}: {', '.join(events)} in {shown}"))
+            problem = (
+                codex_trust(path, None if user else workspace.root) if agent == "codex" else None
+            )
+            if problem:
+                findings.append(Finding("warning", "hooks", f"codex: {shown}: {problem}"))
+    if not findings:
+        findings.append(
+            Finding(
+                "info",
+                "hooks",
+                "no agent has hippo's hooks here: `hippo hooks install claude-code` (or codex, "
+                "gemini) gives each session its context",
+            )
+        )
+    return findings
+
+
+def _hook_failures() -> list[Finding]:
+    """For each hook, its last failure in ``$HIPPO_HOME/hooks.log`` in the past 7 days."""
+    import calendar
+    import time
+
+    from hippo_core.findings import Finding
+    from hippo_core.home import hippo_home
+
+    path = hippo_home() / "hooks.log"
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(handle.seek(0, 2) - LOG_TAIL_BYTES, 0))
+            tail = handle.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    since = time.time() - RECENT_SECONDS
+    last: dict[str, str] = {}
+    for line in tail.splitlines():
+        stamp, _, rest = line.partition(" hook ")
+        event, colon, message = rest.partition(": ")
+        if not colon or message.startswith("omitted: "):  # a part left out is the budget's way
+            continue
+        try:
+            at = calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ"))
+        except ValueError:
+            continue
+        if at >= since:
+            last[event] = line
+    return [
+        Finding("warning", "hooks", f"the {event} hook failed lately: {line} (in {path})")
+        for event, line in sorted(last.items())
+    ]
+
+
+def _mcp(workspace: Workspace) -> list[Finding]:
+    """Where hippo's MCP server is registered (information), and configs that cannot be
+    read (warnings)."""
+    from hippo_core.findings import Finding
+    from hippo_core.mcp.install import registrations
+
+    findings = []
+    for found in registrations(workspace.root):
+        shown = str(found.path) if found.scope == "user" else workspace.relative(found.path)
+        if found.problem:
+            findings.append(Finding("warning", "mcp", f"{found.agent}: {found.problem}"))
+        elif found.registered:
+            detail = f"{found.agent}: hippo's server is registered in {shown}"
+            findings.append(Finding("info", "mcp", detail))
+    if not findings:
+        detail = (
+            "no agent has hippo's MCP server: `hippo mcp install claude-code` (or codex, "
+            "gemini, opencode) lets an agent search and recall mid-session"
+        )
+        findings.append(Finding("info", "mcp", detail))
+    return findings

@@ -1,0 +1,84 @@
+"""``hippo mcp``: serve hippo's tools over MCP on stdio; ``hippo mcp install|uninstall AGENT``
+register the server in an agent's own config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from hippo_core.cli.common import HippoGroup, command
+
+app = typer.Typer(
+    cls=HippoGroup,
+    name="mcp",
+    invoke_without_command=True,
+    no_args_is_help=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+USER_OPTION = typer.Option(False, "--user", help="The user's config, not the project's.")
+AGENT_ARGUMENT = typer.Argument(
+    ..., metavar="AGENT", help="claude-code, codex, gemini or opencode."
+)
+#: What each agent asks of a server registered for a project, said after installing one.
+PROJECT_NOTES = {
+    "claude-code": "Claude Code asks you to approve a project's .mcp.json servers once",
+    "codex": "Codex reads a project's .codex/config.toml only once you trust the project",
+}
+
+
+@app.callback()
+def mcp(ctx: typer.Context) -> None:
+    """Serve hippo's tools to an agent over MCP (stdio), or register the server in its config.
+
+    With no command, serve the tools on stdin and stdout for the workspace of the current
+    folder: an agent starts it this way in its project. It needs the mcp extra
+    (pip install 'hippo-memory[mcp]').
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from hippo_core.mcp.server import serve
+
+    raise typer.Exit(serve(str(Path.cwd())))
+
+
+def _config_file(agent: str, user: bool) -> Path:
+    from hippo_core.mcp.install import config_file
+    from hippo_core.workspace import find_root
+
+    project = Path.cwd()
+    if not user:
+        project = find_root(project) or project
+    return config_file(agent, user=user, project=project)
+
+
+@command(app, "install")
+def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
+    """Register hippo's MCP server in the agent's config (idempotent)."""
+    from hippo_core.mcp.install import check_agent
+    from hippo_core.mcp.install import install as add
+
+    check_agent(agent)
+    change = add(agent, _config_file(agent, user))
+    if change.action == "unchanged":
+        typer.echo(f"{change.path} already has hippo's MCP server")
+    else:
+        typer.echo(f"{change.action} hippo's MCP server in {change.path}")
+    if not user and agent in PROJECT_NOTES:
+        typer.echo(f"note: {PROJECT_NOTES[agent]}")
+
+
+@command(app, "uninstall")
+def uninstall(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
+    """Remove hippo's MCP server from the agent's config; every other server stays."""
+    from hippo_core.mcp.install import check_agent
+    from hippo_core.mcp.install import uninstall as remove
+
+    check_agent(agent)
+    change = remove(agent, _config_file(agent, user))
+    if change.action == "removed":
+        typer.echo(f"removed hippo's MCP server from {change.path}")
+    else:
+        typer.echo(f"{change.path} has no hippo MCP server")

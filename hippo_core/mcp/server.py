@@ -1,0 +1,166 @@
+"""``hippo mcp``: every tool the plugins register, served over MCP on stdio by the SDK's own
+low-level server (the optional extra: ``pip install 'hippo-memory[mcp]'``).
+
+The agent starts the server in its project; each call finds the workspace from there
+again, so a note edited or a workspace made since the last call is what the next one sees.
+Calls run one at a time in a worker thread, so the server keeps answering (pings, a list of
+tools) while a tool works, and a call the client gives up on still finishes its writes.
+Whatever a tool raises comes back as a tool error of one line (:func:`~.tool.call`); a
+malformed message is answered with a JSON-RPC error by the SDK; a client that goes away
+ends the server quietly.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import TYPE_CHECKING, Any
+
+from hippo_core.errors import HippoError
+from hippo_core.version import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from mcp import types
+    from mcp.server import ServerRequestContext
+
+    from hippo_core.mcp.tool import Tool
+
+#: The SDK this server is written against: 2.0 replaced the decorators of 1.x with
+#: handlers passed to ``Server``, and 2.3 is the release it was tested with.
+SDK = (2, 3)
+INSTALL = "pip install 'hippo-memory[mcp]'"
+INSTRUCTIONS = (
+    "hippo keeps this project's notes (Markdown, reviewed) and an index of what coding "
+    "agents were asked and did. recall and read_note read the notes; search finds past "
+    "turns; context gives the block a session starts with; end_session records the notes "
+    "a session touched and its handoff; review_list, review_show and review_decide review "
+    "proposed changes."
+)
+
+
+def require_sdk() -> None:
+    """Refuse in one line when the MCP SDK is missing or too old to serve."""
+    try:
+        import mcp.server.lowlevel  # noqa: F401
+    except ImportError:
+        raise HippoError(
+            f"hippo mcp needs the MCP SDK (the mcp package), which is not installed: {INSTALL}"
+        ) from None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("mcp")
+    except PackageNotFoundError:
+        return
+    parts = [int(p) if p.isdigit() else 0 for p in found.split(".")[:2]]
+    if tuple(parts) < SDK:
+        wanted = ".".join(map(str, SDK))
+        raise HippoError(f"hippo mcp needs mcp {wanted} or later, not {found}: {INSTALL}")
+
+
+def serve(start: str) -> int:
+    """Serve the tools on stdin and stdout until the client goes; the exit code."""
+    require_sdk()
+    import anyio
+
+    from hippo_core.plugins import load_plugins
+
+    tools = load_plugins().tools()
+    _one_line_logs()
+    try:
+        anyio.run(_serve, tools, start)
+    except Exception as exc:
+        if _client_gone(exc):
+            return 0
+        from hippo_core.mcp.tool import Outcome
+
+        line = " ".join(f"{type(exc).__name__}: {exc}".split())
+        sys.stderr.write(f"hippo mcp: stopped: {Outcome(line).text}\n")
+        return 1
+    return 0
+
+
+async def _serve(tools: Mapping[str, Tool], start: str) -> None:
+    import anyio
+    import anyio.to_thread
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    from hippo_core.mcp.tool import call
+
+    listed = types.ListToolsResult(
+        tools=[
+            types.Tool(name=t.name, description=t.description, input_schema=t.input_schema())
+            for t in tools.values()
+        ]
+    )
+    one_at_a_time = anyio.Lock()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return listed
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        async with one_at_a_time:
+            outcome = await anyio.to_thread.run_sync(
+                call, tools, params.name, params.arguments, start
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(text=outcome.text)],
+            structured_content=outcome.data,
+            is_error=outcome.error,
+        )
+
+    server: Server[Any] = Server(
+        "hippo",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """True when ``exc`` is only the client closing the pipes under a write."""
+    import anyio
+
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_client_gone(inner) for inner in exc.exceptions)
+    gone = (
+        BrokenPipeError,
+        ConnectionResetError,
+        anyio.BrokenResourceError,
+        anyio.ClosedResourceError,
+        anyio.EndOfStream,
+    )
+    return isinstance(exc, gone)
+
+
+class _OneLine(logging.Formatter):
+    """The SDK's log records as one line each, without tracebacks: a person reads the
+    server's stderr in the agent's log, and the server goes on."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        detail = ""
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            detail = f" ({type(error).__name__}: {error})"
+        message = f"hippo mcp: {record.getMessage()}{detail}"
+        return " ".join(message.split())
+
+
+def _one_line_logs() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    logger = logging.getLogger("mcp")
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False

@@ -1,0 +1,73 @@
+"""What the sleep pack's commands and MCP tools do, as plain functions over one cycle.
+
+``hippo remember``, ``brief``, ``forget`` and ``nudge`` (:mod:`.cli`) print what these
+return; the tools ``remember``, ``submit_brief``, ``forget_memory`` and ``nudge``
+(:mod:`.tools`) send it as it is. Each takes the cycle's lock where it writes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hippo_packs.sleep.cycle import Cycle
+
+
+def remember(cycle: Cycle, text: str, *, topic: str, verbatim: bool) -> dict[str, Any]:
+    """Keep a short-term fragment; ``hippo remember --json`` prints what this returns."""
+    from hippo_packs.sleep import store
+
+    with cycle.lock(what="remember"):
+        record = store.add_fragment(cycle.workspace, text, topic=topic, verbatim=verbatim)
+    return {"ok": True, "id": record["id"], "tier": "short", "fragment": record}
+
+
+def waiting_fragments(cycle: Cycle) -> list[dict[str, Any]]:
+    """The fragments waiting for a sleep, newest first, each with the draft holding it."""
+    from hippo_packs.sleep import drafting, store
+
+    held = drafting.held_fragments(cycle)
+    found = [{**f, "held_by_draft": held.get(f["id"])} for f in store.fragments(cycle.workspace)]
+    return list(reversed(found))
+
+
+def brief(
+    cycle: Cycle, summary: str, *, promote: list[str], noise: list[str], completed: list[str]
+) -> dict[str, Any]:
+    """Open a brief for the next sleep; a parked one is superseded by it, and the request
+    for a brief is dropped."""
+    from hippo_packs.sleep import store
+
+    with cycle.lock(what="the brief"):
+        record = store.add_brief(
+            cycle.workspace, summary, promote=promote, noise=noise, completed=completed
+        )
+        for parked in store.briefs(cycle.workspace):
+            if parked.get("parked") and not parked.get("consumed_at"):
+                store.consume_brief(cycle.workspace, parked["id"], f"superseded-by-{record['id']}")
+        store.drop_intent(cycle.workspace, "hippocampus, brief")
+    return {"ok": True, "id": record["id"], "brief": record}
+
+
+def forget(cycle: Cycle, core: str, *, reason: str, now: bool) -> dict[str, Any]:
+    """Flag ``core`` (an id or its note's path) to be purged at the next tick, or purge it
+    ``now``, leaving a tombstone."""
+    from hippo_packs.sleep import purge
+
+    with cycle.lock(what="forget"):
+        if now:
+            return {"ok": True, "tombstone": purge.purge_now(cycle, core, reason)}
+        flagged = purge.flag(cycle, core, reason)
+    return {"ok": True, "flagged": flagged["core"], "reason": flagged["reason"]}
+
+
+def nudge(cycle: Cycle) -> dict[str, Any]:
+    """Run one tick now, redrafting what was denied whatever the clock says, once; what
+    the tick did (``tend``, ``check``), as ``hippo nudge --json`` prints it."""
+    from hippo_packs.sleep import store, tick
+
+    cycle.emit("nudged")
+    state = store.state(cycle.workspace)
+    state["nudged"] = True
+    store.save_state(cycle.workspace, state)
+    return {"ok": True, "woke": True, "message": "ran one tick", **tick.run_tick(cycle)}

@@ -1,0 +1,143 @@
+"""The sleep pack's MCP tools: ``remember``, ``submit_brief``, ``forget_memory``,
+``sleep_status`` and ``nudge``, each what its command does (:mod:`.actions`).
+
+Registered through ``hippo_register_tools`` from :mod:`.plugin`; each call opens the
+cycle on the workspace as it is now, and the cycle's warnings (a ``[sleep]`` key it does
+not know) come back with the answer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from hippo_core.mcp.tool import Arguments, Tool
+
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+    from hippo_packs.sleep.cycle import Cycle
+
+#: Bounds on what an agent may send: a fragment or a summary, and a hint or an id.
+TEXT, HINT = 20_000, 1_000
+
+Hint = Annotated[str, Field(max_length=HINT)]
+Hints = Annotated[list[Hint], Field(max_length=100)]
+
+
+def _cycle(workspace: Workspace) -> Cycle:
+    from hippo_core.plugins import load_plugins
+    from hippo_packs.sleep.cycle import Cycle
+
+    return Cycle.open(workspace, load_plugins())
+
+
+def _with_warnings(cycle: Cycle, result: dict[str, Any]) -> dict[str, Any]:
+    return {**result, "warnings": list(cycle.warnings)} if cycle.warnings else result
+
+
+class RememberArguments(Arguments):
+    text: str = Field(min_length=1, max_length=TEXT, description="What to keep, in your words.")
+    topic: Hint = Field("", description="Its topic (tags: a, b).")
+    verbatim: bool = Field(
+        False, description="Keep it word for word: it becomes a core as written."
+    )
+
+
+def remember(workspace: Workspace, given: RememberArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import actions
+
+    cycle = _cycle(workspace)
+    found = actions.remember(cycle, given.text, topic=given.topic, verbatim=given.verbatim)
+    return _with_warnings(cycle, found)
+
+
+class BriefArguments(Arguments):
+    summary: str = Field(
+        min_length=1, max_length=TEXT, description="What mattered in the work since the last sleep."
+    )
+    promote_hints: Hints = Field([], description="Topics worth keeping even from one fragment.")
+    noise_hints: Hints = Field([], description="Topics that should never become a core.")
+    completed_intents: Hints = Field([], description="Open loops that are done now.")
+
+
+def submit_brief(workspace: Workspace, given: BriefArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import actions
+
+    cycle = _cycle(workspace)
+    found = actions.brief(
+        cycle,
+        given.summary,
+        promote=given.promote_hints,
+        noise=given.noise_hints,
+        completed=given.completed_intents,
+    )
+    return _with_warnings(cycle, found)
+
+
+class ForgetArguments(Arguments):
+    core: Hint = Field(min_length=1, description="A core's id or its note's path.")
+    reason: Annotated[str, Field(max_length=TEXT)] = Field(
+        "", description="Why it must go (required)."
+    )
+    now: bool = Field(False, description="Purge it at once instead of at the next tick.")
+
+
+def forget_memory(workspace: Workspace, given: ForgetArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import actions
+
+    cycle = _cycle(workspace)
+    found = actions.forget(cycle, given.core, reason=given.reason, now=given.now)
+    return _with_warnings(cycle, found)
+
+
+class NoArguments(Arguments):
+    pass
+
+
+def sleep_status(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
+    from hippo_packs.sleep.status import status
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, status(cycle))
+
+
+def nudge(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import actions
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, actions.nudge(cycle))
+
+
+TOOLS = (
+    Tool(
+        "remember",
+        "Keep a short-term memory fragment for the next sleep to consider.",
+        RememberArguments,
+        remember,
+    ),
+    Tool(
+        "submit_brief",
+        "Write the brief that steers the next sleep: what mattered, and hints on what to keep.",
+        BriefArguments,
+        submit_brief,
+    ),
+    Tool(
+        "forget_memory",
+        "Flag a long-term core to be purged at the next tick (or now), with a reason.",
+        ForgetArguments,
+        forget_memory,
+    ),
+    Tool(
+        "sleep_status",
+        "Say what the sleep cycle is doing: bedtime, the brief, the open chain, the last sleep.",
+        NoArguments,
+        sleep_status,
+    ),
+    Tool(
+        "nudge",
+        "Run one tick of the sleep cycle now: your turn is done.",
+        NoArguments,
+        nudge,
+    ),
+)
