@@ -386,8 +386,11 @@ def test_no_misshapen_record_makes_a_source_raise(which, line, where, value, tmp
     copy.parent.mkdir(parents=True)
     copy.write_bytes(b"".join(r + b"\n" for r in raw))
     after = source.parse(copy, Resume())
-    # Read to the end, the odd record at most counted corrupt: nothing is left to retry.
-    assert (after.committed, before.committed) == (copy.stat().st_size, whole.stat().st_size)
+    assert before.committed == whole.stat().st_size
+    # Read to the end, the odd record at most counted corrupt: nothing is left to retry; or
+    # the whole file refused in words (a Muse log whose first record is no longer Muse's).
+    refused = after.committed == 0 and bool(after.problems)
+    assert refused or after.committed == copy.stat().st_size
     assert after.corrupt <= 1
 
 
