@@ -71,3 +71,52 @@ def nudge(cycle: Cycle) -> dict[str, Any]:
     state["nudged"] = True
     store.save_state(cycle.workspace, state)
     return {"ok": True, "woke": True, "message": "ran one tick", **tick.run_tick(cycle)}
+
+
+def sleep_now(cycle: Cycle, *, without_brief: bool) -> dict[str, Any]:
+    """Sleep now on the open brief; with none, ask for one (or draft unsteered with
+    ``without_brief``). ``ok`` is false, with an ``error``, while a chain is open."""
+    from hippo_packs.sleep import store, tick
+
+    with cycle.lock(what="the sleep"):
+        state = store.state(cycle.workspace)
+        chain = tick.open_chain(cycle)
+        brief = store.open_brief(cycle.workspace)
+        if chain is not None:
+            result: dict[str, Any] = {
+                "ok": False,
+                "error": f"chain {chain['cluster_id']} is open (draft {chain['id']}): one chain "
+                "at a time; review it with `hippo review`",
+            }
+        elif brief is None and not without_brief and cycle.settings.brief_request:
+            tick.ask_for_brief(cycle, state)
+            result = {"ok": True, "asked_for_brief": True}
+        else:
+            slept = tick.sleep_on(cycle, state, brief)
+            result = {"ok": True, "asked_for_brief": False, "sleep": slept}
+        store.save_state(cycle.workspace, state)
+    return result
+
+
+def tend_now(cycle: Cycle) -> dict[str, Any]:
+    """Redraft what was denied now, whatever the clock says, and close what landed."""
+    from hippo_packs.sleep import store, tick
+    from hippo_packs.sleep.tend import tend
+
+    with cycle.lock(what="the tend"):
+        state = store.state(cycle.workspace)
+        done = tend(cycle, state, bedtime_at=tick.bedtime(cycle, state), force=True)
+        store.save_state(cycle.workspace, state)
+    return done
+
+
+def check_now(cycle: Cycle) -> dict[str, Any]:
+    """The check half of a tick, now: purge what was flagged, take the handoffs, and sleep
+    on an open brief when no chain is open."""
+    from hippo_packs.sleep import store, tick
+
+    with cycle.lock(what="the check"):
+        state = store.state(cycle.workspace)
+        done = tick.check(cycle, state)
+        store.save_state(cycle.workspace, state)
+    return done

@@ -163,29 +163,9 @@ def now_command(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Sleep now on the open brief; with none, ask for one first (or --without-brief)."""
-    from hippo_packs.sleep import store, tick
+    from hippo_packs.sleep import actions
 
-    cycle = _cycle()
-    with cycle.lock(what="the sleep"):
-        state = store.state(cycle.workspace)
-        chain = tick.open_chain(cycle)
-        brief = store.open_brief(cycle.workspace)
-        if chain is not None:
-            result: dict[str, Any] = {
-                "ok": False,
-                "error": f"chain {chain['cluster_id']} is open (draft {chain['id']}): one chain "
-                "at a time; review it with `hippo review`",
-            }
-        elif brief is None and not without_brief and cycle.settings.brief_request:
-            tick.ask_for_brief(cycle, state)
-            result = {"ok": True, "asked_for_brief": True}
-        else:
-            result = {
-                "ok": True,
-                "asked_for_brief": False,
-                "sleep": tick.sleep_on(cycle, state, brief),
-            }
-        store.save_state(cycle.workspace, state)
+    result = actions.sleep_now(_cycle(), without_brief=without_brief)
     if as_json:
         print_json(result)
     elif not result["ok"]:
@@ -204,15 +184,26 @@ def now_command(
 @app.command("tend")
 def tend_command(as_json: bool = JSON_OPTION) -> None:
     """Redraft what was denied now, and close the chains that are done."""
-    from hippo_packs.sleep import store, tick
-    from hippo_packs.sleep.tend import tend
+    from hippo_packs.sleep import actions
 
-    cycle = _cycle()
-    with cycle.lock(what="the tend"):
-        state = store.state(cycle.workspace)
-        done = tend(cycle, state, bedtime_at=tick.bedtime(cycle, state), force=True)
-        store.save_state(cycle.workspace, state)
+    done = actions.tend_now(_cycle())
     print_json(done) if as_json else _print_tend(done)
+
+
+@app.command("serve")
+def serve_command(
+    host: str | None = typer.Option(
+        None, "--host", help="Listen here instead of [sleep.serve] host (127.0.0.1)."
+    ),
+    port: int | None = typer.Option(
+        None, "--port", min=0, max=65535, help="Listen on this port instead (0: any free one)."
+    ),
+) -> None:
+    """Run the cycle as a service: ticks on its own, and the HTTP routes (needs [serve])."""
+    from hippo_packs.sleep.service import serve
+
+    code = serve(str(workspace().root), host=host, port=port, say=lambda line: typer.echo(line))
+    raise typer.Exit(code)
 
 
 @app.command("status")

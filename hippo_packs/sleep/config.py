@@ -42,6 +42,26 @@ class SleepModel(BaseModel):
     )
 
 
+class SleepServe(BaseModel):
+    """``[sleep.serve]``: where ``hippo sleep serve`` listens, and the bearer it asks for."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    host: str = Field(
+        "127.0.0.1", description="The address to listen on; beyond loopback a bearer is required."
+    )
+    port: int = Field(7424, ge=0, le=65535, description="The port to listen on; 0 picks one.")
+    bearer_token: str = Field(
+        "", description="The bearer every request must present (bearer_token_env keeps it out)."
+    )
+    bearer_token_env: str = Field("", description="An environment variable holding the bearer.")
+    bearer_token_keyring: str = Field(
+        "",
+        description='A system keyring entry holding the bearer, as "service/name" (needs the '
+        "keyring package).",
+    )
+
+
 class SleepSettings(BaseModel):
     """``[sleep]``."""
 
@@ -67,6 +87,7 @@ class SleepSettings(BaseModel):
     short_term_seconds: float = Field(691200.0, gt=0, description="Fragments age out after.")
     pruned_safety_days: float = Field(14.0, ge=0, description="Pruned fragments kept this long.")
     model: SleepModel = Field(default_factory=SleepModel)  # type: ignore[arg-type]
+    serve: SleepServe = Field(default_factory=SleepServe)  # type: ignore[arg-type]
 
     _raise_interval = field_validator("interval_seconds")(_floor(600))
     _raise_tick = field_validator("tick_seconds")(_floor(30))

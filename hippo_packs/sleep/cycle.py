@@ -40,6 +40,8 @@ class Cycle:
     warnings: list[str] = field(default_factory=list)
     model: ModelBackend | None = None
     """A backend that answers instead of ``[sleep.model]`` (an eval's recording or replay)."""
+    lock_wait: float = LOCK_WAIT
+    """How long :meth:`lock` waits for a sleep or tend elsewhere before it says busy."""
     _passes: dict[str, Pass] | None = None
 
     @classmethod
@@ -123,7 +125,7 @@ class Cycle:
         from hippo_core.locks import file_lock
 
         path = store.folder(self.workspace, "sleep.lock")
-        with file_lock(path, wait=LOCK_WAIT) as handle:
+        with file_lock(path, wait=self.lock_wait) as handle:
             if handle is None:
                 raise Busy(
                     f"busy: a sleep or tend is running in this workspace; {what} waits for it "

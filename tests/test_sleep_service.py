@@ -1,0 +1,224 @@
+"""``hippo sleep serve``: a real service process on 127.0.0.1, asked over real HTTP.
+
+Each test starts ``python -m hippo_core sleep serve --port 0`` in a workspace with the sleep
+pack (mechanical mode: no model), reads the address it prints, and talks to it with the
+standard library's HTTP client.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import HippoRunner
+from tests.sleep_scene import Sleepy, make_sleepy
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    host: str
+    port: int
+    token: str = ""
+
+    def ask(
+        self,
+        method: str,
+        path: str,
+        body: bytes | str | None = None,
+        *,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        sent = dict(headers or {})
+        bearer = self.token if token is None else token
+        if bearer:
+            sent["Authorization"] = f"Bearer {bearer}"
+        conn.request(method, path, body=body, headers=sent)
+        response = conn.getresponse()
+        data = response.read()
+        conn.close()
+        return response.status, json.loads(data)
+
+
+def start(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hippo_core", "sleep", "serve", *args],
+        cwd=root,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def serving(root: Path, *args: str, token: str = "", env: dict[str, str] | None = None) -> Served:
+    process = start(root, "--port", "0", *args, env=env)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if not line:
+        raise AssertionError(process.stderr.read() if process.stderr else "no output")
+    address = line.split("http://", 1)[1].split(" ", 1)[0]
+    host, port = address.rsplit(":", 1)
+    return Served(process, host, int(port), token)
+
+
+def stop(served: Served) -> str:
+    served.process.terminate()
+    _, err = served.process.communicate(timeout=30)
+    return err
+
+
+@pytest.fixture
+def sleepy(tmp_path: Path, hippo: HippoRunner) -> Sleepy:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return make_sleepy(root, hippo)
+
+
+@pytest.fixture
+def service(sleepy: Sleepy) -> Iterator[Served]:
+    served = serving(sleepy.root)
+    yield served
+    assert "Traceback" not in stop(served)
+
+
+def wait_for(check: Any, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        time.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+def test_the_routes_answer_what_the_cycle_says(service: Served, sleepy: Sleepy) -> None:
+    status, health = service.ask("GET", "/health")
+    assert status == 200 and health["ok"] is True and health["service"] == "hippo sleep"
+    status, found = service.ask("GET", "/status")
+    assert status == 200 and found["service"]["mode"] == "thread"
+    assert {"bedtime_at", "brief_wanted", "last_check", "model_lifecycle", "open_chain"} <= set(
+        found
+    )
+    # No brief: a sleep asks for one, and records no sleep.
+    assert service.ask("POST", "/sleep") == (200, {"ok": True, "asked_for_brief": True})
+    assert service.ask("GET", "/history") == (200, {"sleeps": []})
+    for text in ("deploys run from main", "deploy from main", "main is where deploys run"):
+        sleepy.remember(text, "deploy")
+    status, slept = service.ask("POST", "/sleep?without_brief=true")
+    assert status == 200 and slept["sleep"]["outcome"] == "drafted"
+    assert service.ask("GET", "/history")[1]["sleeps"]
+    status, events = service.ask("GET", "/events?limit=2")
+    assert status == 200 and len(events["events"]) == 2
+    assert events["events"][0]["at"] >= events["events"][1]["at"]  # newest first
+    assert service.ask("GET", "/queue")[0] == 200
+    status, tended = service.ask("POST", "/tend")
+    assert status == 200 and "closed" in tended
+    status, checked = service.ask("POST", "/check")
+    assert status == 200 and "purged" in checked
+
+
+def test_a_nudge_wakes_the_loop_which_first_waits_for_the_session(service: Served) -> None:
+    session = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"])
+    started = time.monotonic()
+    answer = service.ask("POST", "/nudge", json.dumps({"pid": session.pid}))
+    assert time.monotonic() - started < 1.5  # returns at once
+    assert answer == (200, {"ok": True, "woke": True, "message": "woke the loop; a tick runs now"})
+    assert service.ask("GET", "/status")[1]["service"]["last_tick_at"] is None  # still waiting
+    session.wait()
+    ticked = wait_for(lambda: service.ask("GET", "/status")[1]["service"]["last_tick_at"])
+    assert ticked and session.returncode == 0  # it ended by itself: never killed
+    events = [e["event"] for e in service.ask("GET", "/events")[1]["events"]]
+    assert "nudged" in events
+
+
+def test_in_external_mode_a_nudge_runs_one_tick_itself(sleepy: Sleepy) -> None:
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write('\n[sleep]\nmode = "external"\n')
+    served = serving(sleepy.root)
+    try:
+        status, done = served.ask("POST", "/nudge")
+        assert status == 200 and done["woke"] is True and {"tend", "check"} <= set(done)
+        assert served.ask("GET", "/status")[1]["service"]["mode"] == "external"
+    finally:
+        stop(served)
+
+
+def test_bad_requests_get_words_and_a_4xx_and_change_nothing(sleepy: Sleepy) -> None:
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write('\n[sleep.serve]\nbearer_token_env = "HIPPO_SLEEP_BEARER"\n')
+    served = serving(sleepy.root, env={"HIPPO_SLEEP_BEARER": "s3cret"}, token="s3cret")
+    try:
+        before = (sleepy.root / ".hippo" / "sleep" / "events.jsonl").exists()
+        for token in ("", "wrong"):
+            status, said = served.ask("POST", "/sleep", token=token)
+            assert status == 401 and "needs its bearer" in said["error"]
+        assert (sleepy.root / ".hippo" / "sleep" / "events.jsonl").exists() == before
+        assert served.ask("GET", "/health")[0] == 200
+        status, said = served.ask("POST", "/nudge", "{not json")
+        assert status == 400 and said["error"].startswith("the body is not JSON")
+        status, said = served.ask("POST", "/nudge", json.dumps({"pid": "me"}))
+        assert status == 400 and "pid" in said["error"]
+        status, said = served.ask("POST", "/nudge", b"x" * (1024 * 1024 + 1))
+        assert status == 413
+        chunks = http.client.HTTPConnection(served.host, served.port, timeout=30)
+        chunks.request(  # no length said: the body is counted as it comes
+            "POST",
+            "/nudge",
+            body=iter([b"{" * 65536] * 20),
+            headers={"Authorization": "Bearer s3cret"},
+            encode_chunked=True,
+        )
+        answer = chunks.getresponse()
+        assert answer.status == 413, answer.read()
+        chunks.close()
+        status, said = served.ask("GET", "/nowhere")
+        assert status == 404 and said["error"].startswith("no route /nowhere;")
+        status, said = served.ask("GET", "/tend")
+        assert (status, said["error"]) == (405, "/tend takes POST, not GET")
+        status, said = served.ask("GET", "/events?limit=many")
+        assert status == 400
+    finally:
+        assert "Traceback" not in stop(served)
+
+
+def test_a_sleep_running_elsewhere_makes_a_route_answer_409(service: Served, sleepy: Sleepy):
+    from hippo_core.locks import file_lock
+
+    with file_lock(sleepy.root / ".hippo" / "sleep" / "sleep.lock", wait=5) as held:
+        assert held is not None
+        status, said = service.ask("POST", "/tend")
+    assert status == 409 and said["error"].startswith("busy: a sleep or tend is running")
+    assert service.ask("POST", "/tend")[0] == 200
+
+
+def test_the_service_refuses_to_start_open_or_twice(sleepy: Sleepy) -> None:
+    refused = start(sleepy.root, "--host", "0.0.0.0", "--port", "0")
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 1
+    assert err.startswith("error: hippo sleep serve will not listen on 0.0.0.0 without a bearer")
+    first = serving(sleepy.root)
+    try:
+        second = start(sleepy.root, "--port", "0")
+        _, err = second.communicate(timeout=60)
+        assert second.returncode == 1
+        assert "another hippo sleep serve runs for this workspace" in err
+    finally:
+        stop(first)
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write('\n[sleep.serve]\nbearer_token_env = "HIPPO_NO_SUCH_BEARER"\n')
+    unset = start(sleepy.root, "--port", "0")
+    _, err = unset.communicate(timeout=60)
+    assert unset.returncode == 1 and "names HIPPO_NO_SUCH_BEARER, which is not set" in err
