@@ -38,7 +38,10 @@ HIPPO_TOOLS = [
     "review_show",
     "review_decide",
 ]
-SLEEP_TOOLS = ["remember", "submit_brief", "forget_memory", "sleep_status", "nudge"]
+SLEEP_TOOLS = [
+    *("remember", "submit_brief", "forget_memory", "sleep_status", "nudge", "sleep_now"),
+    *("tend_now", "check_now", "sleep_history", "audit_sleeps"),
+]
 SERVER = [sys.executable, "-m", "hippo_core", "mcp"]
 
 
@@ -230,6 +233,11 @@ def test_the_sleep_packs_tools_and_its_drafts_in_review(
         [core] = [p.stem for p in (root / "notes/cores").glob("*.md")]
         status = await agent.ok("sleep_status")
         assert status["mechanical"] is True and "Mechanical mode" in status["say"]
+        assert (await agent.ok("sleep_history"))["sleeps"]
+        assert (await agent.ok("audit_sleeps", limit=5))["chains"]
+        assert "closed" in await agent.ok("tend_now")
+        assert "purged" in await agent.ok("check_now")
+        assert await agent.ok("sleep_now") == {"ok": True, "asked_for_brief": True}
         flagged = await agent.ok("forget_memory", core=core, reason="it was wrong")
         assert flagged == {"ok": True, "flagged": core, "reason": "it was wrong"}
         assert "a 'reason' is required" in await agent.error("forget_memory", core=core)
@@ -246,7 +254,8 @@ def test_bad_calls_are_tool_errors_of_one_line_and_the_server_goes_on(
     root = make_workspace()
 
     async def body(agent: Agent) -> None:
-        assert (await agent.error("nope")).startswith("unknown tool 'nope'; the tools are context,")
+        unknown = await agent.error("nope")
+        assert unknown.startswith("unknown tool 'nope'; the tools are audit_sleeps, check_now,")
         assert await agent.error("search") == "search: argument 'query' is missing"
         limit = await agent.error("search", query="x", limit="5")
         assert limit == "search: argument 'limit': input should be a valid integer"

@@ -222,3 +222,51 @@ def test_the_service_refuses_to_start_open_or_twice(sleepy: Sleepy) -> None:
     unset = start(sleepy.root, "--port", "0")
     _, err = unset.communicate(timeout=60)
     assert unset.returncode == 1 and "names HIPPO_NO_SUCH_BEARER, which is not set" in err
+
+
+def test_mcp_at_slash_mcp_behind_the_bearer(sleepy: Sleepy) -> None:
+    """The SDK's own HTTP client: the tools of `hippo mcp` with the service's nudge; a sleep
+    running elsewhere answers busy; without the bearer, nothing."""
+    import anyio
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from hippo_core.locks import file_lock
+
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write('\n[sleep.serve]\nbearer_token = "mcp-bearer"\n')
+    served = serving(sleepy.root, token="mcp-bearer")
+    url = f"http://{served.host}:{served.port}/mcp"
+
+    async def session(token: str) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {token}"}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=30) as client,
+            streamable_http_client(url, http_client=client) as (read, write, *_),
+            ClientSession(read, write) as mcp,
+        ):
+            await mcp.initialize()
+            names = {tool.name for tool in (await mcp.list_tools()).tools}
+            woke = await mcp.call_tool("nudge", {})
+            with file_lock(sleepy.root / ".hippo" / "sleep" / "sleep.lock", wait=5):
+                busy = await mcp.call_tool("tend_now", {})
+            asked = await mcp.call_tool("sleep_now", {})
+            return {"names": names, "woke": woke, "busy": busy, "asked": asked}
+
+    try:
+        found = anyio.run(session, "mcp-bearer")
+        assert {"search", "recall", "sleep_status", "sleep_now", "tend_now", "nudge"} <= found[
+            "names"
+        ]
+        assert found["woke"].structured_content == {
+            "ok": True,
+            "woke": True,
+            "message": "woke the loop; a tick runs now",
+        }
+        assert found["busy"].is_error
+        assert found["busy"].content[0].text.startswith("busy: a sleep or tend is running")
+        assert found["asked"].structured_content == {"ok": True, "asked_for_brief": True}
+        assert served.ask("POST", "/mcp", "{}", token="wrong")[0] == 401
+    finally:
+        assert "Traceback" not in stop(served)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from mcp import types
     from mcp.server import ServerRequestContext
+    from mcp.server.lowlevel import Server
 
     from hippo_core.mcp.tool import Tool
 
@@ -82,12 +83,13 @@ def serve(start: str) -> int:
     return 0
 
 
-async def _serve(tools: Mapping[str, Tool], start: str) -> None:
+def build_server(tools: Mapping[str, Tool], start: str) -> Server[Any]:
+    """The SDK's server offering ``tools``, each call run in the workspace at or above
+    ``start``: what ``hippo mcp`` serves on stdio, and ``hippo sleep serve`` at ``/mcp``."""
     import anyio
     import anyio.to_thread
     from mcp import types
     from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
 
     from hippo_core.mcp.tool import call
 
@@ -117,13 +119,19 @@ async def _serve(tools: Mapping[str, Tool], start: str) -> None:
             is_error=outcome.error,
         )
 
-    server: Server[Any] = Server(
+    return Server(
         "hippo",
         version=__version__,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+async def _serve(tools: Mapping[str, Tool], start: str) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(tools, start)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

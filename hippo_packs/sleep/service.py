@@ -18,6 +18,7 @@ Starlette and uvicorn come with the ``serve`` extra (``pip install 'hippo-memory
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -28,10 +29,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from hippo_core.errors import HippoError
+from hippo_core.mcp.tool import Arguments
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -55,7 +59,16 @@ ROUTES = (
     "GET /queue",
     "GET /history",
     "GET /events",
+    "POST /mcp",
 )
+
+
+class NudgeArguments(Arguments):
+    """The service's ``nudge`` tool: who nudged, so the tick waits for it."""
+
+    pid: int | None = Field(
+        None, ge=1, description="Your session's process id: the tick waits for it to end."
+    )
 
 
 class Refused(HippoError):
@@ -348,12 +361,55 @@ def make_app(service: Service, token: str) -> Starlette:
         Route("/history", history),
         Route("/events", events),
     ]
+    manager = _mcp_manager(service)
+    if manager is not None:
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+
+        routes.append(Route("/mcp", StreamableHTTPASGIApp(manager)))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if manager is None:
+            yield
+            return
+        async with manager.run():
+            yield
+
     app = Starlette(
         routes=routes,
         exception_handlers={404: not_found, HTTPException: http_error, Exception: bug},
+        lifespan=lifespan,
     )
     app.add_middleware(_Guard, token=token)
     return app
+
+
+def _mcp_manager(service: Service) -> Any:
+    """The MCP endpoint's session manager, when the SDK is installed: every tool the
+    plugins register, with ``nudge`` the service's (it wakes the heartbeat); None without
+    the SDK, and ``/mcp`` is then no route."""
+    try:
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    except ImportError:
+        return None
+    from hippo_core.mcp.server import build_server
+    from hippo_core.mcp.tool import Tool
+    from hippo_core.plugins import load_plugins
+
+    def nudge(workspace: Any, given: NudgeArguments) -> dict[str, Any]:
+        return service.nudge(given.pid)
+
+    tools = dict(load_plugins().tools())
+    tools["nudge"] = Tool(
+        "nudge",
+        "Your turn is done: wake the sleep service, which runs a tick (after your session ends).",
+        NudgeArguments,
+        nudge,
+    )
+    # Stateless: every request is whole, as every route's is; the bearer guards them all.
+    return StreamableHTTPSessionManager(
+        app=build_server(tools, service.root), stateless=True, json_response=True
+    )
 
 
 def _waiting(service: Service, waiting: Callable[..., list[dict[str, Any]]]) -> list[Any]:
@@ -495,7 +551,7 @@ def _listen(host: str, port: int) -> socket.socket:
 def _run(app: Starlette, listener: socket.socket) -> None:
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     # uvicorn stops on SIGINT and SIGTERM itself, finishing the requests it is serving.
     uvicorn.Server(config).run(sockets=[listener])
     sys.stderr.flush()

@@ -1,5 +1,7 @@
 """The sleep pack's MCP tools: ``remember``, ``submit_brief``, ``forget_memory``,
-``sleep_status`` and ``nudge``, each what its command does (:mod:`.actions`).
+``sleep_status``, ``nudge``, ``sleep_now``, ``tend_now``, ``check_now``, ``sleep_history``
+and ``audit_sleeps``, each what its command does (:mod:`.actions`). A sleep or tend already
+running in the workspace comes back as a tool error that starts ``busy:``.
 
 Registered through ``hippo_register_tools`` from :mod:`.plugin`; each call opens the
 cycle on the workspace as it is now, and the cycle's warnings (a ``[sleep]`` key it does
@@ -25,11 +27,18 @@ Hint = Annotated[str, Field(max_length=HINT)]
 Hints = Annotated[list[Hint], Field(max_length=100)]
 
 
+#: How long a tool waits for a sleep or tend running elsewhere before it answers busy: an
+#: agent is waiting on the call, as a person on a route.
+TOOL_LOCK_WAIT = 1.0
+
+
 def _cycle(workspace: Workspace) -> Cycle:
     from hippo_core.plugins import load_plugins
     from hippo_packs.sleep.cycle import Cycle
 
-    return Cycle.open(workspace, load_plugins())
+    cycle = Cycle.open(workspace, load_plugins())
+    cycle.lock_wait = TOOL_LOCK_WAIT
+    return cycle
 
 
 def _with_warnings(cycle: Cycle, result: dict[str, Any]) -> dict[str, Any]:
@@ -109,6 +118,51 @@ def nudge(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
     return _with_warnings(cycle, actions.nudge(cycle))
 
 
+class SleepNowArguments(Arguments):
+    without_brief: bool = Field(
+        False, description="Draft unsteered now instead of asking for a brief first."
+    )
+
+
+def sleep_now(workspace: Workspace, given: SleepNowArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import actions
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, actions.sleep_now(cycle, without_brief=given.without_brief))
+
+
+def tend_now(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import actions
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, actions.tend_now(cycle))
+
+
+def check_now(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import actions
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, actions.check_now(cycle))
+
+
+def sleep_history(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
+    from hippo_packs.sleep.status import history
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, {"sleeps": history(cycle)})
+
+
+class AuditArguments(Arguments):
+    limit: int = Field(20, ge=1, le=1000, description="How many chains, newest first.")
+
+
+def audit_sleeps(workspace: Workspace, given: AuditArguments) -> dict[str, Any]:
+    from hippo_packs.sleep.status import audit
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, audit(cycle, given.limit))
+
+
 TOOLS = (
     Tool(
         "remember",
@@ -139,5 +193,30 @@ TOOLS = (
         "Run one tick of the sleep cycle now: your turn is done.",
         NoArguments,
         nudge,
+    ),
+    Tool(
+        "sleep_now",
+        "Sleep now on the open brief; with none, ask for one first (or draft without one).",
+        SleepNowArguments,
+        sleep_now,
+    ),
+    Tool(
+        "tend_now",
+        "Redraft what was denied now, and close the chains that are done.",
+        NoArguments,
+        tend_now,
+    ),
+    Tool(
+        "check_now",
+        "Purge what was flagged and sleep on an open brief when no chain is open.",
+        NoArguments,
+        check_now,
+    ),
+    Tool("sleep_history", "Every sleep, newest first.", NoArguments, sleep_history),
+    Tool(
+        "audit_sleeps",
+        "Every chain's outcome, and each drafting model's rates.",
+        AuditArguments,
+        audit_sleeps,
     ),
 )
