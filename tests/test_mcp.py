@@ -41,6 +41,7 @@ HIPPO_TOOLS = [
 SLEEP_TOOLS = [
     *("remember", "submit_brief", "forget_memory", "sleep_status", "nudge", "sleep_now"),
     *("tend_now", "check_now", "sleep_history", "audit_sleeps"),
+    *("voice_card", "set_voice_card", "voice_card_history"),
 ]
 SERVER = [sys.executable, "-m", "hippo_core", "mcp"]
 

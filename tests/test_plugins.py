@@ -62,7 +62,7 @@ def test_builtins_are_plugins_implementing_every_hook(hippo: HippoRunner, tmp_pa
     assert [i["builtin"] for i in infos] == [True] * len(DEFAULT_PLUGINS) + [False]
     assert sorted({h for i in infos for h in i["hooks"]}) == HOOKS
     sleep = infos.pop()
-    assert sleep["commands"] == ["remember", "brief", "forget", "nudge", "sleep"]
+    assert sleep["commands"] == ["remember", "brief", "forget", "nudge", "sleep", "voice"]
     commands = next(i for i in infos if i["name"] == "hippo_core.builtins.commands")
     assert commands["hooks"] == ["hippo_register_commands"]
     assert commands["commands"][:3] == ["init", "context", "doctor"]

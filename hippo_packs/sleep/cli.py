@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from hippo_core.cli.common import JSON_OPTION, group, print_json, workspace
-from hippo_core.errors import UsageError
+from hippo_core.cli.common import JSON_OPTION, command, group, print_json, workspace
+from hippo_core.errors import HippoError, UsageError
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
@@ -139,6 +139,59 @@ def nudge(as_json: bool = JSON_OPTION) -> None:
         print_json(done)
         return
     _print_tick(done)
+
+
+# -- voice --------------------------------------------------------------------------------
+
+voice_app = group("The voice card: who these memories belong to, first in every draft prompt.")
+
+
+@command(voice_app, "show")
+def voice_show(as_json: bool = JSON_OPTION) -> None:
+    """Print the voice card in use, with its version."""
+    from hippo_packs.sleep import voice
+
+    found = voice.show(_cycle())
+    if as_json:
+        print_json(found)
+    elif not found["ok"]:
+        raise HippoError(found["error"])
+    elif found["text"] is None:
+        typer.echo("no voice card yet: set one with `hippo voice set TEXT --why WHY`")
+    else:
+        typer.echo(f"version {found['version']}\n\n{found['text']}")
+
+
+@command(voice_app, "set")
+def voice_set(
+    text: str = typer.Argument(..., metavar="TEXT", help="The card, at most voice.max_chars."),
+    why: str = typer.Option("", "--why", help="Why it changed (kept with the version)."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Set the voice card: a new version, unless the text is the card already."""
+    from hippo_packs.sleep import voice
+
+    found = voice.set_card(_cycle(), text, why)
+    if as_json:
+        print_json(found)
+    elif found["changed"]:
+        typer.echo(f"voice card version {found['version']}")
+    else:
+        typer.echo(f"unchanged: that is version {found['version']} already")
+
+
+@command(voice_app, "history")
+def voice_history(as_json: bool = JSON_OPTION) -> None:
+    """Every kept version of the card, newest first, with why it changed."""
+    from hippo_packs.sleep import voice
+
+    found = voice.history(_cycle())
+    if as_json:
+        print_json({"versions": found})
+        return
+    for version in found:
+        why = version["why"] or "(no reason given)"
+        typer.echo(f"{version['version']}  {version['at']}  {why}")
 
 
 # -- sleep --------------------------------------------------------------------------------

@@ -42,6 +42,15 @@ class SleepModel(BaseModel):
     )
 
 
+class SleepVoice(BaseModel):
+    """``[sleep.voice]``: the voice card, the owner's words first in every drafting prompt."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    enabled: bool = Field(False, description="Opt in: keep a voice card and use it.")
+    max_chars: int = Field(1500, ge=1, description="The longest card, in characters.")
+
+
 class SleepServe(BaseModel):
     """``[sleep.serve]``: where ``hippo sleep serve`` listens, and the bearer it asks for."""
 
@@ -88,6 +97,7 @@ class SleepSettings(BaseModel):
     pruned_safety_days: float = Field(14.0, ge=0, description="Pruned fragments kept this long.")
     model: SleepModel = Field(default_factory=SleepModel)  # type: ignore[arg-type]
     serve: SleepServe = Field(default_factory=SleepServe)  # type: ignore[arg-type]
+    voice: SleepVoice = Field(default_factory=SleepVoice)  # type: ignore[arg-type]
 
     _raise_interval = field_validator("interval_seconds")(_floor(600))
     _raise_tick = field_validator("tick_seconds")(_floor(30))

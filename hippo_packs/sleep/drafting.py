@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo_core.notes.edit import note_digest
 from hippo_packs.sleep import cores as core_notes
-from hippo_packs.sleep import store
+from hippo_packs.sleep import store, voice
 from hippo_packs.sleep.operations import check_operations, salvage_operations
 
 if TYPE_CHECKING:
@@ -189,7 +189,7 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
                 "cores": cores_text(near),
             },
         )
-        reply = backend.complete(prompt)
+        reply = backend.complete(voice.block(cycle)[0] + prompt)
         result.calls += 1
         raw, cut = salvage_operations(reply.text, cut_off=reply.cut_off)
         if cut and raw:
@@ -285,6 +285,7 @@ def submit(
         "source": "sleep",
         "extra": {
             **cycle.model_stamp(),
+            "model_voice": voice.block(cycle)[1],
             "catch_up": catch_up if not chain_of else chain_of.get("extra", {}).get("catch_up"),
             "cut_off": result.cut_off if result else 0,
             "dropped": result.dropped if result else [],

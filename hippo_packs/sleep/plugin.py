@@ -39,6 +39,11 @@ COMMANDS = (
     ("forget", "cli:forget", "Flag a core to be purged at the next tick (or now), with a reason."),
     ("nudge", "cli:nudge", "Run one tick of the sleep cycle now: your turn is done."),
     ("sleep", "cli:app", "Run the sleep cycle: ticks, sleeps, tends, and what they did."),
+    (
+        "voice",
+        "cli:voice_app",
+        "The voice card: who these memories belong to, first in every draft prompt.",
+    ),
 )
 
 

@@ -59,6 +59,9 @@ ROUTES = (
     "GET /queue",
     "GET /history",
     "GET /events",
+    "GET /voice",
+    "PUT /voice",
+    "GET /voice/history",
     "POST /mcp",
 )
 
@@ -259,11 +262,14 @@ def make_app(service: Service, token: str) -> Starlette:
         import anyio.to_thread
 
         from hippo_packs.sleep.cycle import Busy
+        from hippo_packs.sleep.voice import Off
 
         try:
             done = await anyio.to_thread.run_sync(work)
         except Busy as exc:
             return _error(409, str(exc))
+        except Off as exc:  # the voice card is off: there is none
+            return _error(404, str(exc))
         except HippoError as exc:
             return _error(400, str(exc))
         return JSONResponse(done)
@@ -335,6 +341,29 @@ def make_app(service: Service, token: str) -> Starlette:
             lambda: {"events": list(reversed(store.events(service.cycle().workspace)))[:limit]}
         )
 
+    async def voice_card(request: Request) -> JSONResponse:
+        from hippo_packs.sleep import voice
+
+        if request.method == "PUT":
+            body = await _body(request)
+            text, why = body.get("text"), body.get("why", "")
+            if not isinstance(text, str) or not isinstance(why, str):
+                return _error(400, 'send {"text": "the card", "why": "why it changed"}')
+            return await run(lambda: voice.set_card(service.cycle(), text, why))
+
+        def shown() -> dict[str, Any]:
+            found = voice.show(service.cycle())
+            if not found["ok"]:
+                raise voice.Off(found["error"])
+            return {"version": found["version"], "text": found["text"]}
+
+        return await run(shown)
+
+    async def voice_history(request: Request) -> JSONResponse:
+        from hippo_packs.sleep import voice
+
+        return await run(lambda: {"versions": voice.history(service.cycle())})
+
     async def not_found(request: Request, exc: Exception) -> JSONResponse:
         return _error(404, f"no route {request.url.path}; the routes are: {', '.join(ROUTES)}")
 
@@ -360,6 +389,8 @@ def make_app(service: Service, token: str) -> Starlette:
         Route("/queue", queue),
         Route("/history", history),
         Route("/events", events),
+        Route("/voice", voice_card, methods=["GET", "PUT"]),
+        Route("/voice/history", voice_history),
     ]
     manager = _mcp_manager(service)
     if manager is not None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hippo_core.dream.model import ModelUnreachable
 from hippo_core.errors import HippoError
 from hippo_packs.sleep import cores as core_notes
-from hippo_packs.sleep import drafting, store
+from hippo_packs.sleep import drafting, store, voice
 from hippo_packs.sleep.operations import check_operations, empty_answer, salvage_operations
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
                 "cores": drafting.cores_text([target] if target else [], start_only=True),
             },
         )
-        reply = backend.complete(prompt)
+        reply = backend.complete(voice.block(cycle)[0] + prompt)
         raw, cut = salvage_operations(reply.text, cut_off=reply.cut_off)
         if not raw:
             if not empty_answer(reply.text):

@@ -163,6 +163,32 @@ def audit_sleeps(workspace: Workspace, given: AuditArguments) -> dict[str, Any]:
     return _with_warnings(cycle, audit(cycle, given.limit))
 
 
+class VoiceArguments(Arguments):
+    text: str = Field(max_length=TEXT, description="The card: who these memories belong to.")
+    why: Annotated[str, Field(max_length=TEXT)] = Field("", description="Why it changed.")
+
+
+def voice_card(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import voice
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, voice.show(cycle))
+
+
+def set_voice_card(workspace: Workspace, given: VoiceArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import voice
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, voice.set_card(cycle, given.text, given.why))
+
+
+def voice_card_history(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
+    from hippo_packs.sleep import voice
+
+    cycle = _cycle(workspace)
+    return _with_warnings(cycle, {"versions": voice.history(cycle)})
+
+
 TOOLS = (
     Tool(
         "remember",
@@ -218,5 +244,23 @@ TOOLS = (
         "Every chain's outcome, and each drafting model's rates.",
         AuditArguments,
         audit_sleeps,
+    ),
+    Tool(
+        "voice_card",
+        "The voice card in use (who these memories belong to), its version and its cap.",
+        NoArguments,
+        voice_card,
+    ),
+    Tool(
+        "set_voice_card",
+        "Set the voice card, with why: it goes first in every prompt that drafts memories.",
+        VoiceArguments,
+        set_voice_card,
+    ),
+    Tool(
+        "voice_card_history",
+        "Every kept version of the voice card, newest first, with why it changed.",
+        NoArguments,
+        voice_card_history,
     ),
 )
