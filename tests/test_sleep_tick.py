@@ -177,7 +177,7 @@ def test_a_purge_leaves_a_tombstone_and_never_the_content(night: Sleepy):
     assert night.draft()["summary"] == "[purged in part]"
     assert night.draft()["operations"][0]["status"] == "approved"  # verdicts kept
     purged = [e for e in night.json("sleep", "events") if e["event"] == "purged"]
-    assert purged[0]["ids"] == [core] and set(purged[0]) == {"event", "at", "ids"}
+    assert purged[0]["ids"] == [core] and set(purged[0]) == {"id", "event", "at", "ids"}
     assert night.run("forget", core, "--reason", "again", "--now").code == 1
 
 

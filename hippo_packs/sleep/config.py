@@ -42,6 +42,36 @@ class SleepModel(BaseModel):
     )
 
 
+#: The events the webhook hears unless ``[sleep.notify] events`` says otherwise.
+NOTIFY_EVENTS = ["draft_submitted", "sleep_failed", "chain_ended", "purged"]
+
+
+class SleepNotify(BaseModel):
+    """``[sleep.notify]``: the webhook that hears the cycle's events, best effort."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    webhook_url: str = Field("", description="POST each chosen event here as JSON; empty: off.")
+    bearer_token: str = Field(
+        "", description="The bearer to present (bearer_token_env keeps it out)."
+    )
+    bearer_token_env: str = Field("", description="An environment variable holding the bearer.")
+    bearer_token_keyring: str = Field(
+        "", description='A system keyring entry holding it, as "service/name".'
+    )
+    events: list[str] = Field(
+        default_factory=lambda: list(NOTIFY_EVENTS), description="The events to send."
+    )
+    timeout_seconds: float = Field(10.0, gt=0, description="How long one POST may take.")
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if value and not re.match(r"https?://", value):
+            raise ValueError("must be an http:// or https:// URL, or empty")
+        return value
+
+
 class SleepVoice(BaseModel):
     """``[sleep.voice]``: the voice card, the owner's words first in every drafting prompt."""
 
@@ -98,6 +128,7 @@ class SleepSettings(BaseModel):
     model: SleepModel = Field(default_factory=SleepModel)  # type: ignore[arg-type]
     serve: SleepServe = Field(default_factory=SleepServe)  # type: ignore[arg-type]
     voice: SleepVoice = Field(default_factory=SleepVoice)  # type: ignore[arg-type]
+    notify: SleepNotify = Field(default_factory=SleepNotify)  # type: ignore[arg-type]
 
     _raise_interval = field_validator("interval_seconds")(_floor(600))
     _raise_tick = field_validator("tick_seconds")(_floor(30))
@@ -129,6 +160,37 @@ class SleepSettings(BaseModel):
         if self.tend_cycle:
             return min(self.tick_seconds, self.tend_interval_seconds)
         return self.tick_seconds
+
+
+def bearer_of(block: SleepServe | SleepNotify, table: str) -> str:
+    """The bearer a block names: from its environment variable, the system keyring or the
+    block itself (the first that is set); "" for none. A pointer to nothing is an error."""
+    import os
+
+    if block.bearer_token_env:
+        value = os.environ.get(block.bearer_token_env, "")
+        if not value:
+            raise HippoError(
+                f"{table} bearer_token_env names {block.bearer_token_env}, which is not set: "
+                "export it, or change the setting"
+            )
+        return value
+    if block.bearer_token_keyring:
+        service, _, name = block.bearer_token_keyring.partition("/")
+        try:
+            import keyring  # type: ignore[import-not-found, unused-ignore]
+        except ImportError:
+            raise HippoError(
+                f"{table} bearer_token_keyring needs the keyring package: pip install keyring"
+            ) from None
+        value = keyring.get_password(service, name) or ""
+        if not value:
+            raise HippoError(
+                f"{table} bearer_token_keyring: the keyring has no password for service "
+                f"{service!r}, name {name!r}"
+            )
+        return str(value)
+    return block.bearer_token
 
 
 def load(workspace: Any, plugins: Any) -> tuple[SleepSettings, list[str]]:

@@ -113,9 +113,10 @@ class Cycle:
 
     def emit(self, name: str, **data: Any) -> dict[str, Any]:
         """Keep the event in ``events.jsonl`` and pass it to ``hippo_event`` plugins."""
-        record = {"event": name, "at": store.iso(store.now()), **data}
+        record = {"id": store.new_id("e"), "event": name, "at": store.iso(store.now()), **data}
         store.append_event(self.workspace, record)
-        self.plugins.event(self.workspace, Event(f"sleep.{name}", dict(data)))
+        heard = {"id": record["id"], "at": record["at"], **data}
+        self.plugins.event(self.workspace, Event(f"sleep.{name}", heard))
         return record
 
     # -- the lock -----------------------------------------------------------------------

@@ -165,3 +165,10 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_packs.sleep.doctor import checks
 
     return checks(workspace)
+
+
+@hookimpl
+def hippo_event(workspace: Any, event: Any) -> None:
+    from hippo_packs.sleep.notify import heard
+
+    heard(workspace, event)

@@ -33,6 +33,7 @@ from pydantic import Field
 
 from hippo_core.errors import HippoError
 from hippo_core.mcp.tool import Arguments
+from hippo_packs.sleep.config import bearer_of
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from starlette.requests import Request
     from starlette.responses import JSONResponse
 
-    from hippo_packs.sleep.config import SleepServe
     from hippo_packs.sleep.cycle import Cycle
 
 #: The largest request body a route reads.
@@ -76,35 +76,6 @@ class NudgeArguments(Arguments):
 
 class Refused(HippoError):
     """The service will not start: said in one line."""
-
-
-def bearer(serve: SleepServe) -> str:
-    """The bearer requests must present: from the environment, the keyring or the settings
-    (first that is set); "" for none."""
-    if serve.bearer_token_env:
-        value = os.environ.get(serve.bearer_token_env, "")
-        if not value:
-            raise Refused(
-                f"[sleep.serve] bearer_token_env names {serve.bearer_token_env}, which is not "
-                "set: export it, or change the setting"
-            )
-        return value
-    if serve.bearer_token_keyring:
-        service, _, name = serve.bearer_token_keyring.partition("/")
-        try:
-            import keyring  # type: ignore[import-not-found, unused-ignore]
-        except ImportError:
-            raise Refused(
-                "[sleep.serve] bearer_token_keyring needs the keyring package: pip install keyring"
-            ) from None
-        value = keyring.get_password(service, name) or ""
-        if not value:
-            raise Refused(
-                f"[sleep.serve] bearer_token_keyring: the keyring has no password for "
-                f"service {service!r}, name {name!r}"
-            )
-        return value
-    return serve.bearer_token
 
 
 def loopback(host: str) -> bool:
@@ -536,7 +507,7 @@ def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str],
     settings = cycle.settings
     host = settings.serve.host if host is None else host
     port = settings.serve.port if port is None else port
-    token = bearer(settings.serve)
+    token = bearer_of(settings.serve, "[sleep.serve]")
     if not token and not loopback(host):
         raise Refused(
             f"hippo sleep serve will not listen on {host} without a bearer: anyone who reaches "

@@ -277,7 +277,12 @@ def save_state(workspace: Workspace, value: dict[str, Any]) -> None:
 
 def append_event(workspace: Workspace, record: dict[str, Any]) -> None:
     """Add one line to ``events.jsonl``; a line is written with one call, whole."""
-    path = folder(workspace, "events.jsonl")
+    append_record(workspace, "events.jsonl", record)
+
+
+def append_record(workspace: Workspace, name: str, record: dict[str, Any]) -> None:
+    """Add one line to the JSON lines file ``name``, written with one call, whole."""
+    path = folder(workspace, name)
     path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -288,9 +293,22 @@ def append_event(workspace: Workspace, record: dict[str, Any]) -> None:
 
 
 def events(workspace: Workspace) -> list[dict[str, Any]]:
-    """Every event, oldest first; a torn last line (a run killed mid-write) is skipped."""
+    """Every event, oldest first, with what the webhook made of it (``sent``, from
+    ``notified.jsonl``) when it was sent one."""
+    found = _lines(folder(workspace, "events.jsonl"))
+    sent = {n.get("id"): n for n in _lines(folder(workspace, "notified.jsonl"))}
+    for event in found:
+        outcome = sent.get(event.get("id"))
+        if outcome is not None:
+            event["sent"] = {k: v for k, v in outcome.items() if k != "id"}
+    return found
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON lines file; a torn last line (a run killed mid-write) is
+    skipped."""
     try:
-        raw = folder(workspace, "events.jsonl").read_bytes()
+        raw = path.read_bytes()
     except OSError:
         return []
     found = []
