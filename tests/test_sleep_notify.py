@@ -73,12 +73,12 @@ def test_the_chosen_events_are_posted_with_the_bearer_and_marked_sent(
     notify_settings(night, url, bearer_token_env="HIPPO_TEST_HOOK_BEARER")
     slept = sleep_on_three(night)
     assert slept["sleep"]["outcome"] == "drafted"
+    submitted = sent(night)  # the POST runs on its own thread: its outcome says it is done
     posted = [h for h in heard if h["body"]["event"] == "draft_submitted"]
     assert len(posted) == 1 and posted[0]["auth"] == "Bearer hook-secret"
     assert posted[0]["body"]["draft"] == slept["sleep"]["draft"]
     assert posted[0]["body"]["operations"] == 1 and posted[0]["body"]["id"].startswith("e")
     assert {h["body"]["event"] for h in heard} <= {"draft_submitted", "sleep_failed"}
-    submitted = sent(night)
     assert submitted["sent"]["sent"] is True and submitted["sent"]["status"] == 200
     events = night.json("sleep", "events")
     assert all("sent" not in e for e in events if e["event"] != "draft_submitted")

@@ -259,6 +259,24 @@ def serve_command(
     raise typer.Exit(code)
 
 
+@command(app, "ripple-claude")
+def ripple_claude_command(
+    folder: str = typer.Argument(..., metavar="FOLDER", help="The project Claude Code runs in."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Write [sleep.ripple] to wake Claude Code in FOLDER, its MCP servers' tools allowed."""
+    from hippo_packs.sleep.ripple import for_claude
+
+    found = for_claude(workspace(), folder)
+    if as_json:
+        print_json(found)
+        return
+    typer.echo(f"wrote [sleep.ripple] in {found['written']}: {' '.join(found['command'])}")
+    typer.echo(f"  in {found['cwd']}")
+    if "warning" in found:
+        typer.echo(f"warning: {found['warning']}", err=True)
+
+
 @app.command("status")
 def status_command(as_json: bool = JSON_OPTION) -> None:
     """Say what the cycle is doing: bedtime, the brief, the open chain, the last sleep."""

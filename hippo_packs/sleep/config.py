@@ -72,6 +72,45 @@ class SleepNotify(BaseModel):
         return value
 
 
+#: The events that wake the main model unless ``[sleep.ripple] events`` says otherwise.
+RIPPLE_EVENTS = ["brief_requested", "draft_submitted", "tend_resubmitted", "brief_unmatched"]
+
+
+class SleepRipple(BaseModel):
+    """``[sleep.ripple]``: how the cycle wakes the main model when it is its turn."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    type: str = Field("", description='"script" (run a command), "endpoint" (POST), or "": off.')
+    command: list[str] = Field(
+        default_factory=lambda: ["claude", "-p", "{message}"],
+        description="The script's argv, run without a shell; {message}, {event}, {draft_id}.",
+    )
+    cwd: str = Field("", description="The folder the script runs in (default: the workspace).")
+    run_as: str = Field("", description="The account the script runs as (required as root).")
+    stdin: bool = Field(False, description="Send the message on stdin instead of in {message}.")
+    timeout_seconds: float = Field(900.0, gt=0, description="How long one ripple may run.")
+    url: str = Field("", description="The endpoint to POST to, for type = endpoint.")
+    bearer_token: str = Field("", description="The endpoint's bearer.")
+    bearer_token_env: str = Field("", description="An environment variable holding it.")
+    bearer_token_keyring: str = Field("", description='A keyring entry, as "service/name".')
+    events: list[str] = Field(
+        default_factory=lambda: list(RIPPLE_EVENTS), description="The events that ripple."
+    )
+    messages: dict[str, str] = Field(
+        default_factory=dict, description="Your wording per event (and tend_resubmitted_terminal)."
+    )
+
+    @field_validator("type")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        if value in ("", "off", "none"):
+            return ""
+        if value not in ("script", "endpoint"):
+            raise ValueError(f"ripple.type must be script, endpoint or empty, not '{value}'")
+        return value
+
+
 class SleepVoice(BaseModel):
     """``[sleep.voice]``: the voice card, the owner's words first in every drafting prompt."""
 
@@ -129,6 +168,7 @@ class SleepSettings(BaseModel):
     serve: SleepServe = Field(default_factory=SleepServe)  # type: ignore[arg-type]
     voice: SleepVoice = Field(default_factory=SleepVoice)  # type: ignore[arg-type]
     notify: SleepNotify = Field(default_factory=SleepNotify)  # type: ignore[arg-type]
+    ripple: SleepRipple = Field(default_factory=SleepRipple)  # type: ignore[arg-type]
 
     _raise_interval = field_validator("interval_seconds")(_floor(600))
     _raise_tick = field_validator("tick_seconds")(_floor(30))
@@ -162,7 +202,7 @@ class SleepSettings(BaseModel):
         return self.tick_seconds
 
 
-def bearer_of(block: SleepServe | SleepNotify, table: str) -> str:
+def bearer_of(block: SleepServe | SleepNotify | SleepRipple, table: str) -> str:
     """The bearer a block names: from its environment variable, the system keyring or the
     block itself (the first that is set); "" for none. A pointer to nothing is an error."""
     import os

@@ -169,6 +169,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 @hookimpl
 def hippo_event(workspace: Any, event: Any) -> None:
-    from hippo_packs.sleep.notify import heard
+    from hippo_packs.sleep import notify, ripple
 
-    heard(workspace, event)
+    notify.heard(workspace, event)
+    ripple.heard(workspace, event)

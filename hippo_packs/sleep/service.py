@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
-import os
 import socket
 import sys
 import threading
@@ -195,22 +194,12 @@ def settle(pid: int, timeout: float, stop: threading.Event | None = None) -> boo
     """Wait up to ``timeout`` seconds for process ``pid`` to end; never kill it. True once
     it has ended (or never was), False when it is still running at the deadline."""
     deadline = time.monotonic() + timeout
-    while _alive(pid):
+    from hippo_packs.sleep.ripple import alive
+
+    while pid > 0 and alive(pid):
         if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
             return False
         time.sleep(0.1)
-    return True
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 

@@ -235,7 +235,11 @@ def _history(state: dict[str, Any], record: dict[str, Any]) -> None:
 
 
 def run_tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
+    from hippo_packs.sleep import ripple
+
     with cycle.lock(what="the tick"):
+        if cycle.settings.ripple.type:
+            ripple.catch_up(cycle.workspace, cycle.settings)
         state = store.state(cycle.workspace)
         tended = tend(cycle, state, bedtime_at=bedtime(cycle, state), force=force_tend)
         checked = check(cycle, state)
