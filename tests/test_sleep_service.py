@@ -130,13 +130,18 @@ def test_the_routes_answer_what_the_cycle_says(service: Served, sleepy: Sleepy) 
     assert status == 200 and "purged" in checked
 
 
-def test_a_nudge_wakes_the_loop_which_first_waits_for_the_session(service: Served) -> None:
-    session = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"])
-    started = time.monotonic()
+def test_a_nudge_wakes_the_loop_which_first_waits_for_the_session(
+    service: Served, tmp_path: Path
+) -> None:
+    done = tmp_path / "session-done"
+    wait = f"import os, time\nwhile not os.path.exists({str(done)!r}): time.sleep(0.02)"
+    session = subprocess.Popen([sys.executable, "-c", wait])  # ends when the test says so
     answer = service.ask("POST", "/nudge", json.dumps({"pid": session.pid}))
-    assert time.monotonic() - started < 1.5  # returns at once
     assert answer == (200, {"ok": True, "woke": True, "message": "woke the loop; a tick runs now"})
+    assert session.poll() is None  # it answered while the session still ran: at once
+    time.sleep(0.5)
     assert service.ask("GET", "/status")[1]["service"]["last_tick_at"] is None  # still waiting
+    done.touch()
     session.wait()
     ticked = wait_for(lambda: service.ask("GET", "/status")[1]["service"]["last_tick_at"])
     assert ticked and session.returncode == 0  # it ended by itself: never killed

@@ -23,6 +23,33 @@ def _floor(limit: float) -> Any:
     return raise_to
 
 
+class SleepLifecycle(BaseModel):
+    """``[sleep.model.lifecycle]``: start the model's server when a sleep or a redraft needs
+    it, and stop it when the cycle is over."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    manage: bool = Field(
+        False,
+        description="Start and stop the model's server (on when server and model_path are set).",
+    )
+    server: str = Field("", description="The server program, such as llama-server.")
+    model_path: str = Field("", description="The model file the server loads.")
+    server_args: str = Field("-ngl 99 -c 8192", description="More arguments for the server.")
+    start: str = Field("", description="A whole start command line, instead of the three above.")
+    health_url: str = Field(
+        "", description="Ready when this answers 200 (default: url without /v1, + /health)."
+    )
+    ready_timeout_seconds: float = Field(240.0, gt=0, description="How long the start may take.")
+    poll_seconds: float = Field(2.0, gt=0, description="How often readiness is asked.")
+    keep_warm_seconds: float = Field(300.0, ge=0, description="Kept up this long after a call.")
+    handover: bool = Field(False, description="Stop it before the main model is woken.")
+
+    @property
+    def managed(self) -> bool:
+        return self.manage or bool(self.server and self.model_path) or bool(self.start)
+
+
 class SleepModel(BaseModel):
     """``[sleep.model]``: the small model that writes drafts."""
 
@@ -40,6 +67,7 @@ class SleepModel(BaseModel):
     retry_after_seconds: float = Field(
         900.0, ge=0, description="After the model could not be reached, wait this long."
     )
+    lifecycle: SleepLifecycle = Field(default_factory=SleepLifecycle)  # type: ignore[arg-type]
 
 
 #: The events the webhook hears unless ``[sleep.notify] events`` says otherwise.

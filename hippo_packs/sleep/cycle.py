@@ -81,10 +81,11 @@ class Cycle:
         if self.model is not None:
             return self.model
         from hippo_core.dream.backends import OpenAIBackend, api_key
+        from hippo_packs.sleep import lifecycle
 
         model = self.settings.model
         key = api_key(model.api_key_env, "sleep.model.api_key_env")
-        return OpenAIBackend(
+        backend = OpenAIBackend(
             model.url.rstrip("/") + "/chat/completions",
             model.name,
             model.max_tokens,
@@ -92,6 +93,8 @@ class Cycle:
             key,
             extra_body=dict(model.extra_body),
         )
+        # A managed server is started by the first call that needs it, not before.
+        return lifecycle.Managed(backend, self) if lifecycle.managed(self) else backend
 
     def model_stamp(self) -> dict[str, Any]:
         if self.mechanical:

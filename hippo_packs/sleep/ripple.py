@@ -101,7 +101,24 @@ def heard(workspace: Workspace, event: Event) -> None:
     ripple = settings.ripple
     if not ripple.type or name not in ripple.events:
         return
+    if name in HANDED_OVER and settings.model.lifecycle.handover:
+        _hand_over(workspace)
     fire(workspace, settings, {"event": name, **event.data})
+
+
+#: The events on which the drafting model's server makes room for the main model.
+HANDED_OVER = ("draft_submitted", "tend_resubmitted")
+
+
+def _hand_over(workspace: Workspace) -> None:
+    """One model in memory at a time: stop the drafting model before waking the main one."""
+    from hippo_core.plugins import load_plugins
+    from hippo_packs.sleep import lifecycle
+    from hippo_packs.sleep.cycle import Cycle
+
+    cycle = Cycle.open(workspace, load_plugins())
+    if lifecycle.managed(cycle):
+        lifecycle.stop_now(cycle, "handing over to the main model")
 
 
 def fire(workspace: Workspace, settings: SleepSettings, record: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ def status(cycle: Cycle) -> dict[str, Any]:
         "mode": cycle.settings.mode,
         "mechanical": cycle.mechanical,
         "model_url": cycle.settings.model.url,
-        "model_lifecycle": "mechanical (no model)" if cycle.mechanical else "not managed",
+        "model_lifecycle": _lifecycle(cycle),
         "bedtime_at": store.iso(due),
         "past_bedtime": now >= due,
         "brief_wanted": brief is None and now >= due,
@@ -235,3 +235,14 @@ def _count(models: dict[str, dict[str, Any]], attempts: list[dict[str, Any]], en
 
 def _rate(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
+
+
+def _lifecycle(cycle: Cycle) -> Any:
+    """What ``/status`` says of the drafting model's server."""
+    from hippo_packs.sleep import lifecycle
+
+    if cycle.mechanical:
+        return "mechanical (no model)"
+    if not lifecycle.managed(cycle):
+        return "not managed"
+    return lifecycle.status(cycle)

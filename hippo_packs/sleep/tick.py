@@ -235,7 +235,7 @@ def _history(state: dict[str, Any], record: dict[str, Any]) -> None:
 
 
 def run_tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
-    from hippo_packs.sleep import ripple
+    from hippo_packs.sleep import lifecycle, ripple
 
     with cycle.lock(what="the tick"):
         if cycle.settings.ripple.type:
@@ -244,4 +244,8 @@ def run_tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
         tended = tend(cycle, state, bedtime_at=bedtime(cycle, state), force=force_tend)
         checked = check(cycle, state)
         store.save_state(cycle.workspace, state)
-    return {"tend": tended, "check": checked}
+        stopped = lifecycle.after_tick(cycle, open_chain(cycle) is not None)
+    done: dict[str, Any] = {"tend": tended, "check": checked}
+    if stopped:
+        done["model_stopped"] = stopped
+    return done

@@ -1,0 +1,65 @@
+"""A model server program for the lifecycle tests, started and stopped by hippo itself.
+
+``python model_server.py -m MODEL --host H --port P [--reply-file F] [--ready-after S]``:
+the arguments llama.cpp's ``llama-server`` takes for the same job. It answers ``POST
+/v1/chat/completions`` with the text of the reply file (its whole content; none: ``{}``)
+and ``GET /health`` with 503 until ``--ready-after`` seconds have passed, then 200, as a
+server loading its model does. MODEL must be an existing file. It needs nothing from the test
+suite, so hippo can start it as any program.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-m", dest="model", required=True)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--reply-file", default="")
+    parser.add_argument("--ready-after", type=float, default=0.0)
+    given = parser.parse_args()
+    if not os.path.isfile(given.model):
+        sys.stderr.write(f"no model file {given.model}\n")
+        return 1
+    ready_at = time.monotonic() + given.ready_after
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            ready = time.monotonic() >= ready_at
+            self.answer(200 if ready else 503, {"status": "ok" if ready else "loading"})
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            reply = "{}"
+            if given.reply_file:
+                with open(given.reply_file, encoding="utf-8") as handle:
+                    reply = handle.read()
+            message = {"role": "assistant", "content": reply}
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            self.answer(200, {"choices": [choice]})
+
+        def answer(self, status: int, body: dict[str, object]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    ThreadingHTTPServer((given.host, given.port), Handler).serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

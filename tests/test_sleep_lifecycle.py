@@ -1,0 +1,175 @@
+"""The drafting model's server on only when needed: a real server process (the suite's
+model_server.py, which takes llama-server's arguments) started by hippo for a sleep, kept
+or stopped by the ticks, never stopped when somebody else started it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hippo_packs.sleep.ripple import alive
+from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.sleep_scene import Sleepy, make_sleepy
+
+SERVER = Path(__file__).parent / "models" / "model_server.py"
+OPERATION = {"kind": "new_core", "content": "deploys run from main", "source_indexes": [1]}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def night(make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path) -> Sleepy:
+    return make_sleepy(make_workspace(), hippo)
+
+
+def managed(night: Sleepy, tmp_path: Path, port: int, **lifecycle: Any) -> None:
+    """``[sleep.model]`` at ``port``, its server the suite's program, started by hippo."""
+    reply = tmp_path / "reply.json"
+    reply.write_text(json.dumps({"operations": [OPERATION]}))
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF")
+    wrapper = tmp_path / "llama-server"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SERVER}" "$@"\n')
+    wrapper.chmod(0o755)
+    settings = {
+        "server": str(wrapper),
+        "model_path": str(model),
+        "server_args": f"--reply-file {reply}",
+        "poll_seconds": 0.1,
+        **lifecycle,
+    }
+    lines = ["", "[sleep.model]", f'url = "http://127.0.0.1:{port}/v1"', "timeout_seconds = 10"]
+    lines += ["[sleep.model.lifecycle]"] + [f"{k} = {json.dumps(v)}" for k, v in settings.items()]
+    with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+def sleep_on_three(night: Sleepy) -> dict[str, Any]:
+    for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
+        night.remember(text, "deploy")
+    night.ok("brief", "--summary", "deploys")
+    return night.json("sleep", "tick")
+
+
+def model_state(night: Sleepy) -> dict[str, Any]:
+    return json.loads((night.root / ".hippo" / "sleep" / "model.json").read_text())
+
+
+def test_started_for_a_sleep_kept_while_the_chain_is_open_stopped_when_it_ends(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    managed(night, tmp_path, free_port())
+    ticked = sleep_on_three(night)
+    assert ticked["check"]["slept"]["outcome"] == "drafted"
+    assert "model_started" in night.events()
+    pid = model_state(night)["pid"]
+    assert alive(pid)  # a chain is open and it was used just now: kept warm
+    status = night.json("sleep", "status")["model_lifecycle"]
+    assert status["running"] is True and status["owner"] == "hippo" and status["pid"] == pid
+    draft = night.draft()
+    night.ok("review", draft["id"], "--approve", "0")
+    ticked = night.json("sleep", "tick")  # the chain landed: the cycle is over
+    assert ticked["model_stopped"] == "the cycle is over"
+    assert not alive(pid) and "model_stopped" in night.events()
+
+
+def test_idle_past_keep_warm_it_is_stopped_even_mid_chain(night: Sleepy, tmp_path: Path):
+    managed(night, tmp_path, free_port(), keep_warm_seconds=0.0)
+    ticked = sleep_on_three(night)  # the tick that slept ends with the server idle
+    assert ticked["check"]["slept"]["outcome"] == "drafted" and night.draft()
+    assert ticked["model_stopped"] == "idle for keep_warm_seconds (0)"
+    [started] = [e for e in night.json("sleep", "events") if e["event"] == "model_started"]
+    assert not alive(started["pid"]) and "model_stopped" in night.events()
+
+
+def test_a_server_somebody_else_started_is_used_and_never_stopped(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    port = free_port()
+    managed(night, tmp_path, port)
+    reply = tmp_path / "reply.json"
+    theirs = subprocess.Popen(
+        [
+            sys.executable,
+            str(SERVER),
+            "-m",
+            str(tmp_path / "tiny.gguf"),
+            "--port",
+            str(port),
+            "--reply-file",
+            str(reply),
+        ]
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        assert sleep_on_three(night)["check"]["slept"]["outcome"] == "drafted"
+        assert "model_started" not in night.events()
+        night.ok("review", night.draft()["id"], "--approve", "0")
+        assert "model_stopped" not in night.json("sleep", "tick")
+        assert theirs.poll() is None and "model_stopped" not in night.events()
+    finally:
+        theirs.terminate()
+        theirs.wait(timeout=30)
+
+
+def test_a_missing_model_file_fails_the_sleep_naming_it_and_the_retry_waits(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    managed(night, tmp_path, free_port())
+    os.remove(tmp_path / "tiny.gguf")
+    ticked = sleep_on_three(night)
+    slept = ticked["check"]["slept"]
+    assert slept["outcome"] == "failed" and str(tmp_path / "tiny.gguf") in slept["error"]
+    assert "does not exist" in slept["error"] and "model_start_failed" in night.events()
+    assert night.json("sleep", "status")["brief"] is not None  # the brief is kept
+    again = night.json("sleep", "now")["sleep"]
+    assert again["outcome"] == "failed" and "retry_after_seconds" in again["error"]
+
+
+def test_a_server_that_never_becomes_healthy_is_stopped_and_the_sleep_fails(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    managed(night, tmp_path, free_port(), ready_timeout_seconds=1.0)
+    settings = (night.root / ".hippo" / "settings.toml").read_text()
+    settings = settings.replace(
+        'server_args = "--reply-file', 'server_args = "--ready-after 600 --reply-file'
+    )
+    (night.root / ".hippo" / "settings.toml").write_text(settings)
+    slept = sleep_on_three(night)["check"]["slept"]
+    assert slept["outcome"] == "failed" and "ready_timeout_seconds (1)" in slept["error"]
+    assert "model_start_failed" in night.events()
+    assert "pid" not in model_state(night)
+
+
+def test_with_handover_the_model_stops_before_the_main_model_is_woken(
+    night: Sleepy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.test_sleep_notify import webhook
+
+    url, heard, stop = webhook(monkeypatch)
+    managed(night, tmp_path, free_port(), handover=True)
+    with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
+        handle.write(f'\n[sleep.ripple]\ntype = "endpoint"\nurl = "{url}wake"\n')
+    sleep_on_three(night)
+    stopped = [e for e in night.json("sleep", "events") if e["event"] == "model_stopped"]
+    assert [e["reason"] for e in stopped] == ["handing over to the main model"]
+    assert [h["body"]["event"] for h in heard] == ["draft_submitted"]  # woken after
+    stop()
