@@ -173,3 +173,44 @@ def test_with_handover_the_model_stops_before_the_main_model_is_woken(
     assert [e["reason"] for e in stopped] == ["handing over to the main model"]
     assert [h["body"]["event"] for h in heard] == ["draft_submitted"]  # woken after
     stop()
+
+
+@pytest.mark.slow
+def test_a_real_llama_cpp_server_is_started_for_a_sleep_and_stopped_after(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    """llama-cpp-python's server with SmolLM2-135M (.ci/small-model.sh), started by hippo's
+    own start line, answered (however poorly), and stopped by the tick that used it."""
+    python, model = os.environ.get("HIPPO_TEST_LLAMA_PYTHON"), os.environ.get("HIPPO_TEST_SMOLLM2")
+    if not python or not model or not Path(model).is_file():
+        pytest.skip(
+            "no small model: .ci/small-model.sh sets HIPPO_TEST_LLAMA_PYTHON and HIPPO_TEST_SMOLLM2"
+        )
+    port = free_port()
+    start = (
+        f"{python} -m llama_cpp.server --model {model} --host 127.0.0.1 --port {port} "
+        "--n_ctx 4096 --n_threads 2"
+    )
+    lines = [
+        "",
+        "[sleep.model]",
+        f'url = "http://127.0.0.1:{port}/v1"',
+        'name = "smollm2"',
+        "max_tokens = 300",
+        "timeout_seconds = 300",
+        "[sleep.model.lifecycle]",
+        f"start = {json.dumps(start)}",
+        f'health_url = "http://127.0.0.1:{port}/v1/models"',
+        "ready_timeout_seconds = 240",
+        "poll_seconds = 0.5",
+        "keep_warm_seconds = 0",
+    ]
+    with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    ticked = sleep_on_three(night)
+    slept = ticked["check"]["slept"]
+    # The model answered: a draft, or a sleep failed on its JSON, never "unreachable".
+    assert slept["outcome"] in ("drafted", "failed", "nothing to draft"), slept
+    assert "could not be reached" not in str(slept.get("error", ""))
+    [started] = [e for e in night.json("sleep", "events") if e["event"] == "model_started"]
+    assert ticked.get("model_stopped") and not alive(started["pid"])

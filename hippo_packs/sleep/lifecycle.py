@@ -55,8 +55,11 @@ def health_url(cycle: Cycle) -> str:
 
 
 def healthy(cycle: Cycle, timeout: float = 2.0) -> bool:
+    """Whether the server answers its health check (asked directly: the server hippo
+    manages runs on this machine, never behind the environment's proxy)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with urllib.request.urlopen(health_url(cycle), timeout=timeout) as answer:
+        with opener.open(health_url(cycle), timeout=timeout) as answer:
             return bool(answer.status == 200)
     except (OSError, ValueError):
         return False

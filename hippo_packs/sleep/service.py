@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse
+    from starlette.responses import JSONResponse, Response
 
     from hippo_packs.sleep.cycle import Cycle
 
@@ -61,6 +61,7 @@ ROUTES = (
     "GET /voice",
     "PUT /voice",
     "GET /voice/history",
+    "GET /viewer",
     "POST /mcp",
 )
 
@@ -324,6 +325,14 @@ def make_app(service: Service, token: str) -> Starlette:
 
         return await run(lambda: {"versions": voice.history(service.cycle())})
 
+    async def viewer(request: Request) -> Response:
+        from importlib.resources import files
+
+        from starlette.responses import HTMLResponse
+
+        page = files("hippo_packs.sleep").joinpath("viewer", "index.html").read_text("utf-8")
+        return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
     async def not_found(request: Request, exc: Exception) -> JSONResponse:
         return _error(404, f"no route {request.url.path}; the routes are: {', '.join(ROUTES)}")
 
@@ -351,6 +360,7 @@ def make_app(service: Service, token: str) -> Starlette:
         Route("/events", events),
         Route("/voice", voice_card, methods=["GET", "PUT"]),
         Route("/voice/history", voice_history),
+        Route("/viewer", viewer),
     ]
     manager = _mcp_manager(service)
     if manager is not None:
@@ -449,6 +459,11 @@ class _Guard:
             import hmac
 
             given = headers.get(b"authorization", b"").decode("latin-1")
+            if scope.get("path") == "/viewer":  # a browser's address bar sends no header
+                from urllib.parse import parse_qs
+
+                query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+                given = given or f"Bearer {query.get('token', [''])[0]}"
             if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
                 answer = _error(401, "this service needs its bearer: Authorization: Bearer ...")
                 await answer(scope, receive, send)
