@@ -229,3 +229,16 @@ def test_ripple_claude_writes_the_command_with_the_folders_mcp_servers_allowed(
     run = night.ok("sleep", "ripple-claude", str(project))
     assert "no MCP server named hippo" in run.err
     assert night.run("sleep", "ripple-claude", str(tmp_path / "nowhere")).code == 1
+
+
+def test_a_ripple_command_that_does_not_exist_is_recorded_and_the_sleep_goes_on(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, shared: Path
+) -> None:
+    night = make_sleepy(make_workspace(), hippo)
+    command = ["no-such-ripple-program", "{message}"]
+    ripple_settings(night, type="script", command=command, **account(shared))
+    draft = draft_now(night)
+    assert night.draft()["id"] == draft  # the draft is there whatever the ripple did
+    [refused] = ripples(night)
+    assert refused["ripple"] == "refused"
+    assert refused["error"] == "[sleep.ripple] command: 'no-such-ripple-program' is not on PATH"

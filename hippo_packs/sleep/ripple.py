@@ -155,6 +155,8 @@ def _script(
     argv = [_filled(arg, fields) for arg in ripple.command]
     if not argv:
         raise HippoError("[sleep.ripple] command is empty: give the program to run")
+    if shutil.which(argv[0]) is None and not os.path.isfile(argv[0]):
+        raise HippoError(f"[sleep.ripple] command: {argv[0]!r} is not on PATH")
     if os.name == "posix" and os.geteuid() == 0:
         argv = _as_account(ripple.run_as, argv)
     env = {
@@ -165,8 +167,6 @@ def _script(
         "HIPPO_RIPPLE_STDIN": "1" if ripple.stdin else "",
     }
     cwd = os.path.join(workspace.folder, ripple.cwd) if ripple.cwd else workspace.folder
-    if shutil.which(argv[0]) is None and not os.path.isfile(argv[0]):
-        raise HippoError(f"[sleep.ripple] command: {argv[0]!r} is not on PATH")
     try:
         started = subprocess.run(
             ["sh", "-c", LAUNCH, "ripple", *argv],
