@@ -214,3 +214,23 @@ def test_a_real_llama_cpp_server_is_started_for_a_sleep_and_stopped_after(
     assert "could not be reached" not in str(slept.get("error", ""))
     [started] = [e for e in night.json("sleep", "events") if e["event"] == "model_started"]
     assert ticked.get("model_stopped") and not alive(started["pid"])
+
+
+def test_a_server_that_dies_mid_answer_fails_the_sleep_and_keeps_the_brief(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    managed(night, tmp_path, free_port())
+    settings = (night.root / ".hippo" / "settings.toml").read_text()
+    settings = settings.replace(
+        'server_args = "--reply-file', 'server_args = "--die-on-call --reply-file'
+    )
+    (night.root / ".hippo" / "settings.toml").write_text(settings)
+    for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
+        night.remember(text, "deploy")
+    night.ok("brief", "--summary", "deploys")
+    run = night.run("sleep", "tick", "--json")
+    assert run.code == 0 and "Traceback" not in run.err
+    slept = json.loads(run.out)["check"]["slept"]
+    assert slept["outcome"] == "failed" and slept["error"]
+    assert night.json("sleep", "status")["brief"] is not None  # kept for the next try
+    assert night.drafts() == [] and "sleep_failed" in night.events()

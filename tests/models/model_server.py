@@ -4,7 +4,8 @@
 the arguments llama.cpp's ``llama-server`` takes for the same job. It answers ``POST
 /v1/chat/completions`` with the text of the reply file (its whole content; none: ``{}``)
 and ``GET /health`` with 503 until ``--ready-after`` seconds have passed, then 200, as a
-server loading its model does. MODEL must be an existing file. It needs nothing from the test
+server loading its model does; with ``--die-on-call`` it dies in the middle of its first
+answer. MODEL must be an existing file. It needs nothing from the test
 suite, so hippo can start it as any program.
 """
 
@@ -25,6 +26,7 @@ def main() -> int:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--reply-file", default="")
     parser.add_argument("--ready-after", type=float, default=0.0)
+    parser.add_argument("--die-on-call", action="store_true")
     given = parser.parse_args()
     if not os.path.isfile(given.model):
         sys.stderr.write(f"no model file {given.model}\n")
@@ -41,6 +43,10 @@ def main() -> int:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if given.die_on_call:  # a server that dies in the middle of an answer
+                self.wfile.write(b'HTTP/1.1 200 OK\r\nContent-Length: 999\r\n\r\n{"cho')
+                self.wfile.flush()
+                os._exit(9)
             reply = "{}"
             if given.reply_file:
                 with open(given.reply_file, encoding="utf-8") as handle:
