@@ -275,3 +275,107 @@ def test_mcp_at_slash_mcp_behind_the_bearer(sleepy: Sleepy) -> None:
         assert served.ask("POST", "/mcp", "{}", token="wrong")[0] == 401
     finally:
         assert "Traceback" not in stop(served)
+
+
+#: A plugin that kills its own process just before the n-th rename onto a file below
+#: ``.hippo/sleep/`` ($HIPPO_TEST_KILL_AT): the moments a sleep writes its records.
+KILLER = """
+import os, signal
+
+_at = int(os.environ.get("HIPPO_TEST_KILL_AT", "0"))
+_seen = [0]
+_real = os.replace
+
+
+def _replace(source, destination, *args, **kwargs):
+    if "/.hippo/sleep/" in os.fspath(destination):
+        _seen[0] += 1
+        if _seen[0] == _at:
+            os.kill(os.getpid(), signal.SIGKILL)
+    return _real(source, destination, *args, **kwargs)
+
+
+os.replace = _replace
+"""
+
+
+@pytest.mark.parametrize("step", [1, 2, 3])
+def test_a_service_killed_mid_sleep_leaves_records_the_next_start_goes_on_from(
+    sleepy: Sleepy, tmp_path: Path, step: int
+) -> None:
+    """Killed at each of a sleep's first writes: the next service answers, and a sleep
+    from there leaves exactly one pending draft holding the fragments, never two."""
+    from tests.test_hot_plugins import make_distribution
+
+    site = tmp_path / "killer-site"
+    site.mkdir()
+    make_distribution(site, "hippo_sleep_killer", KILLER)
+    for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
+        sleepy.remember(text, "deploy")
+    env = {
+        "PYTHONPATH": str(site),
+        "HIPPO_LOAD_PLUGINS": "sleep,hippo_sleep_killer",
+        "HIPPO_TEST_KILL_AT": str(step),
+    }
+    doomed = serving(sleepy.root, env=env)
+    with pytest.raises((ConnectionError, http.client.HTTPException, OSError)):
+        doomed.ask("POST", "/sleep?without_brief=true")
+    doomed.process.communicate(timeout=30)
+    assert doomed.process.returncode == -9
+    served = serving(sleepy.root)  # the next start, without the killer
+    try:
+        status, found = served.ask("GET", "/status")
+        assert status == 200
+        if found["open_chain"] is None:  # killed before the draft was whole: sleep again
+            status, slept = served.ask("POST", "/sleep?without_brief=true")
+            assert status == 200 and slept["sleep"]["outcome"] == "drafted"
+        drafts = [d for d in sleepy.drafts() if d["status"] == "pending"]
+        assert len(drafts) == 1
+        held = drafts[0]["operations"][0]["source_short_ids"]
+        assert sorted(held) == sorted(f["id"] for f in _fragments(sleepy))
+    finally:
+        assert "Traceback" not in stop(served)
+
+
+def _fragments(sleepy: Sleepy) -> list[dict[str, Any]]:
+    from hippo_core.workspace import Workspace
+    from hippo_packs.sleep import store
+
+    return store.fragments(Workspace.open(sleepy.root))
+
+
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"},
+        },
+    }
+)
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def test_the_mcp_mount_moves_and_the_host_check_turns_on(sleepy: Sleepy) -> None:
+    env = {"HIPPO_SLEEP_MCP_MOUNT": "/tools/mcp"}
+    served = serving(sleepy.root, env=env)
+    try:
+        status, answer = served.ask("POST", "/tools/mcp", INITIALIZE, headers=MCP_HEADERS)
+        assert status == 200 and answer["result"]["serverInfo"]["name"] == "hippo"
+        assert served.ask("POST", "/mcp", INITIALIZE, headers=MCP_HEADERS)[0] == 404
+    finally:
+        stop(served)
+    served = serving(sleepy.root, env={"HIPPO_SLEEP_MCP_ALLOWED_HOSTS": "memory.example:7424"})
+    try:
+        conn = http.client.HTTPConnection(served.host, served.port, timeout=30)
+        conn.request("POST", "/mcp", body=INITIALIZE, headers=MCP_HEADERS)
+        assert conn.getresponse().status == 421  # this Host is not one it was told to take
+        conn.close()
+    finally:
+        stop(served)
+    refused = start(sleepy.root, "--port", "0", env={"HIPPO_SLEEP_MCP_MOUNT": "/status"})
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 1 and "HIPPO_SLEEP_MCP_MOUNT='/status'" in err

@@ -405,3 +405,22 @@ def test_a_dream_pass_may_read_the_sleep_packs_fragments_and_cores(scene: Any):
     assert "1. [ops] (" in run.out and "ship on Fridays" in run.out
     assert "- target_core_id: deploys-run-from-main (topic deploy, evidence 2)" in run.out
     assert "(no brief: nobody steered this sleep" in run.out
+
+
+def test_a_revert_of_a_landed_core_is_the_cycles_restored_event(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+) -> None:
+    night = make_sleepy(make_workspace(), hippo)
+    for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
+        night.remember(text, "deploy")
+    draft = night.json("sleep", "now", "--without-brief")["sleep"]["draft"]
+    night.ok("review", draft, "--approve", "0")
+    [core] = night.cores()
+    landed = [
+        p
+        for p in (night.root / ".hippo" / "receipts").glob("*.json")
+        if json.loads(p.read_text()).get("note", "").endswith(f"cores/{core}.md")
+    ]
+    night.ok("revert", landed[0].stem)
+    [restored] = [e for e in night.json("sleep", "events") if e["event"] == "restored"]
+    assert restored["ids"] == [core] and restored["receipt"].endswith(".json")

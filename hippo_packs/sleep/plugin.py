@@ -171,5 +171,23 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 def hippo_event(workspace: Any, event: Any) -> None:
     from hippo_packs.sleep import notify, ripple
 
+    if event.name == "reverted":
+        _restored(workspace, event)
     notify.heard(workspace, event)
     ripple.heard(workspace, event)
+
+
+def _restored(workspace: Any, event: Any) -> None:
+    """A revert that put a core back to its earlier words is the cycle's ``restored``."""
+    from hippo_core.errors import HippoError
+    from hippo_core.plugins import load_plugins
+    from hippo_packs.sleep.cycle import Cycle
+
+    try:
+        cycle = Cycle.open(workspace, load_plugins())
+    except HippoError:
+        return  # no sleep pack here: not the cycle's core
+    note = str(event.data.get("note") or "").removeprefix(f"{workspace.settings.notes_dir}/")
+    if note.startswith(f"{cycle.cores_dir}/") and note.endswith(".md"):
+        core = note.removeprefix(f"{cycle.cores_dir}/").removesuffix(".md")
+        cycle.emit("restored", ids=[core], receipt=str(event.data.get("receipt", "")))

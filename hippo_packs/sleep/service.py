@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
+import os
 import socket
 import sys
 import threading
@@ -366,7 +367,7 @@ def make_app(service: Service, token: str) -> Starlette:
     if manager is not None:
         from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
 
-        routes.append(Route("/mcp", StreamableHTTPASGIApp(manager)))
+        routes.append(Route(mcp_mount(), StreamableHTTPASGIApp(manager)))
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -407,10 +408,37 @@ def _mcp_manager(service: Service) -> Any:
         NudgeArguments,
         nudge,
     )
-    # Stateless: every request is whole, as every route's is; the bearer guards them all.
-    return StreamableHTTPSessionManager(
-        app=build_server(tools, service.root), stateless=True, json_response=True
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    hosts = [h.strip() for h in os.environ.get(MCP_HOSTS, "").split(",") if h.strip()]
+    # The bearer guards the endpoint; the SDK's Host check is on when hosts are named.
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=bool(hosts),
+        allowed_hosts=hosts,
+        allowed_origins=[f"http://{host}" for host in hosts],
     )
+    # Stateless: every request is whole, as every route's is.
+    return StreamableHTTPSessionManager(
+        app=build_server(tools, service.root),
+        stateless=True,
+        json_response=True,
+        security_settings=security,
+    )
+
+
+#: Where MCP is served, and the Host headers it takes (the SDK's check, off unless set).
+MCP_MOUNT, MCP_HOSTS = "HIPPO_SLEEP_MCP_MOUNT", "HIPPO_SLEEP_MCP_ALLOWED_HOSTS"
+
+
+def mcp_mount() -> str:
+    """The path of the MCP endpoint: ``/mcp``, or ``$HIPPO_SLEEP_MCP_MOUNT``."""
+    mount = os.environ.get(MCP_MOUNT, "/mcp") or "/mcp"
+    taken = {route.split(" ", 1)[1] for route in ROUTES if not route.endswith("/mcp")}
+    if not mount.startswith("/") or mount in taken or " " in mount:
+        raise Refused(
+            f"{MCP_MOUNT}={mount!r}: give a path that starts with / and is no other route"
+        )
+    return mount
 
 
 def _waiting(service: Service, waiting: Callable[..., list[dict[str, Any]]]) -> list[Any]:
@@ -518,6 +546,10 @@ def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str],
             "it could sleep, tend and read the queue. Set bearer_token_env (or bearer_token, "
             "bearer_token_keyring) under [sleep.serve], or listen on 127.0.0.1"
         )
+    with contextlib.suppress(ImportError):
+        import mcp  # noqa: F401  (with the SDK, /mcp is served: its mount must be sound)
+
+        mcp_mount()
     with file_lock(store.folder(cycle.workspace, "serve.lock"), wait=0) as held:
         if held is None:
             raise Refused(
