@@ -21,7 +21,8 @@ LOG_TAIL_BYTES = 256 * 1024
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
-    return _model_program(workspace) + _hooks(workspace) + _hook_failures() + _mcp(workspace)
+    found = _model_program(workspace) + _hooks(workspace) + _hook_failures() + _mcp(workspace)
+    return found + _schedule(workspace)
 
 
 def _model_program(workspace: Workspace) -> list[Finding]:
@@ -154,3 +155,25 @@ def _mcp(workspace: Workspace) -> list[Finding]:
         )
         findings.append(Finding("info", "mcp", detail))
     return findings
+
+
+def _schedule(workspace: Workspace) -> list[Finding]:
+    """An information line when a model is configured and nothing runs dreaming."""
+    import shutil
+
+    from hippo_core import schedule
+    from hippo_core.errors import HippoError
+    from hippo_core.findings import Finding
+
+    settings = workspace.settings
+    configured = bool(settings.model_command) or settings.model_backend != "command"
+    if not configured or shutil.which("crontab") is None:
+        return []
+    try:
+        lines = schedule.installed(workspace.root)
+    except HippoError:
+        return []
+    if lines:
+        return [Finding("info", "schedule", f"dreaming runs from the crontab: {lines[1]}")]
+    detail = "a model is configured but nothing runs hippo dream: `hippo schedule install`"
+    return [Finding("info", "schedule", detail)]

@@ -59,6 +59,11 @@ COMMANDS = (
         "mcp:app",
         "Serve hippo's tools to an agent over MCP (stdio), or register the server in its config.",
     ),
+    (
+        "schedule",
+        "schedule:app",
+        "Run hippo dream (and the sleep tick) on a clock, from the user's crontab.",
+    ),
     ("pack", "pack:app", "List, install, update and write packs."),
     ("eval", "eval:app", "Measure packs on recorded cases, and the memory of this workspace."),
 )
