@@ -5,7 +5,7 @@ Each workspace gets its own block of lines in the crontab, between two marker co
 name the workspace, so installing again replaces the block (one per workspace) and
 uninstalling removes only it. Every line runs hippo by its absolute path in the workspace's
 folder, with the ``HIPPO_HOME`` and ``PATH`` of the person who installed it (the model
-command must be found there too), its output appended to ``.hippo/logs/schedule.log``.
+command must be found there too), its output appended to ``.hippo/reports/schedule.log``.
 Paths are quoted for the shell cron runs them with, so spaces and quotes are safe. The
 crontab is read and written with the ``crontab`` program itself (``crontab -l``, ``crontab
 -``), never edited in place.
@@ -83,7 +83,7 @@ def hippo_program() -> str:
 
 def block(root: Path, found: list[Job]) -> list[str]:
     """The crontab lines of ``root``'s schedule, markers included."""
-    log = root / ".hippo" / "logs" / "schedule.log"
+    log = root / ".hippo" / "reports" / "schedule.log"  # local-only, beside the reports
     env = [f"PATH={shlex.quote(os.environ.get('PATH', '/usr/bin:/bin'))}"]
     if os.environ.get("HIPPO_HOME"):
         env.insert(0, f"HIPPO_HOME={shlex.quote(os.environ['HIPPO_HOME'])}")

@@ -78,7 +78,7 @@ def test_a_path_with_spaces_and_quotes_runs_as_written(
     assert line.startswith("0 3 * * * ")
     command = line.split(" ", 5)[5].replace(" dream ", " doctor ", 1)
     done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, check=False)
-    log = (root / ".hippo" / "logs" / "schedule.log").read_text()
+    log = (root / ".hippo" / "reports" / "schedule.log").read_text()
     assert done.returncode in (0, 1) and "notes" in log, (done.stderr, log)
 
 
