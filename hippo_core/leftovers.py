@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo_core.processes import alive
+
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
@@ -74,19 +76,7 @@ def _abandoned(folder: Path) -> bool:
         pid = int((folder / OWNER).read_text(encoding="ascii").strip())
     except (OSError, ValueError):
         return folder.lstat().st_mtime < time.time() - 86_400
-    return not _alive(pid)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError):
-        return True  # another user's process, or no way to tell: leave it
-    return True
+    return not alive(pid)
 
 
 def staging_folders(workspace: Workspace) -> list[Path]:

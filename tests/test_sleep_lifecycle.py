@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hippo_packs.sleep.ripple import alive
+from hippo_core.processes import alive
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.sleep_scene import Sleepy, make_sleepy
 

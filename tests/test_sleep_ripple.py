@@ -142,7 +142,7 @@ def test_one_ripple_at_a_time_per_event_the_next_fired_by_a_tick(
     second = _second_draft(night)
     kinds = [r["ripple"] for r in ripples(night) if r["event"] == "draft_submitted"]
     assert kinds == ["started", "waiting"], ripples(night)
-    from hippo_packs.sleep.ripple import alive
+    from hippo_core.processes import alive
 
     [started] = [r for r in ripples(night) if r["ripple"] == "started"]
     deadline = time.monotonic() + 30

@@ -108,7 +108,7 @@ def _save(cycle: Cycle, state: dict[str, Any]) -> None:
 def ensure_up(cycle: Cycle) -> None:
     """Have the server answering before a call: start it if needed and wait for its health
     check. After a failed start, the next try waits ``retry_after_seconds``."""
-    from hippo_packs.sleep.ripple import alive
+    from hippo_core.processes import alive
 
     state = _state(cycle)
     pid = state.get("pid")
@@ -184,7 +184,7 @@ def used(cycle: Cycle) -> None:
 
 def stop_now(cycle: Cycle, reason: str) -> bool:
     """Stop the server hippo started; False (and no event) for one it did not start."""
-    from hippo_packs.sleep.ripple import alive
+    from hippo_core.processes import alive
 
     state = _state(cycle)
     pid = state.get("pid")
@@ -227,7 +227,7 @@ def status(cycle: Cycle) -> dict[str, Any]:
 
 def _kill(pid: int) -> None:
     """Stop the server's whole process group: TERM, then KILL after five seconds."""
-    from hippo_packs.sleep.ripple import alive
+    from hippo_core.processes import alive
 
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGTERM)

@@ -21,22 +21,15 @@ from hippo_packs.sleep import store
 if TYPE_CHECKING:
     from hippo_core.dream.model import Event
     from hippo_core.workspace import Workspace
-    from hippo_packs.sleep.config import SleepNotify
+    from hippo_packs.sleep.config import SleepNotify, SleepSettings
 
 PREFIX = "sleep."
 
 
-def heard(workspace: Workspace, event: Event) -> threading.Thread | None:
+def heard(workspace: Workspace, settings: SleepSettings, event: Event) -> threading.Thread | None:
     """Send ``event`` if the settings ask for it; the thread sending it, or None."""
     if not event.name.startswith(PREFIX) or "id" not in event.data:
         return None
-    try:
-        from hippo_core.plugins import load_plugins
-        from hippo_packs.sleep.config import load
-
-        settings, _ = load(workspace, load_plugins())
-    except HippoError:
-        return None  # the cycle that emitted it read them; a change since is the next one's
     notify = settings.notify
     name = event.name.removeprefix(PREFIX)
     if not notify.webhook_url or name not in notify.events:
@@ -49,24 +42,34 @@ def heard(workspace: Workspace, event: Event) -> threading.Thread | None:
     return thread
 
 
+def post_json(url: str, body: dict[str, Any], token: str, timeout: float) -> dict[str, Any]:
+    """POST ``body`` as JSON with the bearer ``token`` (none when empty): ``status``, and an
+    ``error`` in words when the far end refused, failed or never answered."""
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = json.dumps(body, ensure_ascii=False, default=str).encode("utf-8")
+    request = urllib.request.Request(url, data, headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return {"status": answer.status}
+    except urllib.error.HTTPError as exc:
+        return {"status": exc.code, "error": f"answered {exc.code}"}
+    except (OSError, ValueError) as exc:  # refused, unreachable, timed out, a bad URL
+        return {"error": f"did not answer ({getattr(exc, 'reason', exc)})"}
+
+
 def _post(workspace: Workspace, notify: SleepNotify, body: dict[str, Any]) -> None:
     from hippo_packs.sleep.config import bearer_of
 
     outcome: dict[str, Any] = {"id": body["id"], "url": notify.webhook_url}
     try:
         token = bearer_of(notify, "[sleep.notify]")
-        headers = {"Content-Type": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        data = json.dumps(body, ensure_ascii=False, default=str).encode("utf-8")
-        request = urllib.request.Request(notify.webhook_url, data, headers, method="POST")
-        with urllib.request.urlopen(request, timeout=notify.timeout_seconds) as answer:
-            outcome.update(sent=True, status=answer.status)
-    except urllib.error.HTTPError as exc:
-        outcome.update(sent=False, status=exc.code, error=f"the webhook answered {exc.code}")
     except HippoError as exc:
         outcome.update(sent=False, error=str(exc))
-    except (OSError, ValueError) as exc:  # refused, unreachable, timed out, a bad URL
-        reason = getattr(exc, "reason", exc)
-        outcome.update(sent=False, error=f"the webhook did not answer ({reason})")
+    else:
+        posted = post_json(notify.webhook_url, body, token, notify.timeout_seconds)
+        if "error" in posted:
+            posted["error"] = f"the webhook {posted['error']}"
+        outcome.update(sent="error" not in posted, **posted)
     store.append_record(workspace, "notified.jsonl", {**outcome, "at": store.iso(store.now())})

@@ -169,25 +169,28 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 @hookimpl
 def hippo_event(workspace: Any, event: Any) -> None:
-    from hippo_packs.sleep import notify, ripple
-
-    if event.name == "reverted":
-        _restored(workspace, event)
-    notify.heard(workspace, event)
-    ripple.heard(workspace, event)
-
-
-def _restored(workspace: Any, event: Any) -> None:
-    """A revert that put a core back to its earlier words is the cycle's ``restored``."""
+    if event.name != "reverted" and not event.name.startswith("sleep."):
+        return  # a dream's own steps: nothing for the cycle
     from hippo_core.errors import HippoError
     from hippo_core.plugins import load_plugins
+    from hippo_packs.sleep import notify, ripple
     from hippo_packs.sleep.cycle import Cycle
 
     try:
-        cycle = Cycle.open(workspace, load_plugins())
+        cycle = Cycle.open(workspace, load_plugins())  # the settings, read once per event
     except HippoError:
-        return  # no sleep pack here: not the cycle's core
-    note = str(event.data.get("note") or "").removeprefix(f"{workspace.settings.notes_dir}/")
+        return  # no sleep pack here, or settings it cannot read: the cycle is not running
+    if event.name == "reverted":
+        _restored(cycle, event)
+        return
+    notify.heard(workspace, cycle.settings, event)
+    ripple.heard(workspace, cycle.settings, event)
+
+
+def _restored(cycle: Any, event: Any) -> None:
+    """A revert that put a core back to its earlier words is the cycle's ``restored``."""
+    notes = cycle.workspace.settings.notes_dir
+    note = str(event.data.get("note") or "").removeprefix(f"{notes}/")
     if note.startswith(f"{cycle.cores_dir}/") and note.endswith(".md"):
         core = note.removeprefix(f"{cycle.cores_dir}/").removesuffix(".md")
         cycle.emit("restored", ids=[core], receipt=str(event.data.get("receipt", "")))

@@ -23,6 +23,7 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.errors import HippoError
+from hippo_core.processes import alive
 from hippo_packs.sleep import store
 
 if TYPE_CHECKING:
@@ -86,16 +87,9 @@ def _filled(text: str, fields: dict[str, Any]) -> str:
     return text
 
 
-def heard(workspace: Workspace, event: Event) -> None:
+def heard(workspace: Workspace, settings: SleepSettings, event: Event) -> None:
     """Ripple for ``event`` if the settings ask for it."""
     if not event.name.startswith("sleep.") or "id" not in event.data:
-        return
-    try:
-        from hippo_core.plugins import load_plugins
-        from hippo_packs.sleep.config import load
-
-        settings, _ = load(workspace, load_plugins())
-    except HippoError:
         return
     name = event.name.removeprefix("sleep.")
     ripple = settings.ripple
@@ -204,31 +198,17 @@ def _as_account(account: str, argv: list[str]) -> list[str]:
 
 
 def _endpoint(ripple: SleepRipple, record: dict[str, Any], said: str) -> dict[str, Any]:
-    import urllib.error
-    import urllib.request
-
     from hippo_packs.sleep.config import bearer_of
+    from hippo_packs.sleep.notify import post_json
 
     if not ripple.url:
         raise HippoError("[sleep.ripple] type = endpoint needs url")
-    headers = {"Content-Type": "application/json"}
     token = bearer_of(ripple, "[sleep.ripple]")
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    body = json.dumps({**record, "message": said}, ensure_ascii=False, default=str).encode()
-    request = urllib.request.Request(ripple.url, body, headers, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=min(ripple.timeout_seconds, 30)) as answer:
-            return {"ripple": "posted", "status": answer.status}
-    except urllib.error.HTTPError as exc:
-        return {
-            "ripple": "failed",
-            "status": exc.code,
-            "error": f"the endpoint answered {exc.code}",
-        }
-    except (OSError, ValueError) as exc:
-        reason = getattr(exc, "reason", exc)
-        return {"ripple": "failed", "error": f"the endpoint did not answer ({reason})"}
+    body = {**record, "message": said}
+    posted = post_json(ripple.url, body, token, min(ripple.timeout_seconds, 30))
+    if "error" in posted:
+        return {"ripple": "failed", **posted, "error": f"the endpoint {posted['error']}"}
+    return {"ripple": "posted", **posted}
 
 
 def catch_up(workspace: Workspace, settings: SleepSettings) -> list[dict[str, Any]]:
@@ -279,23 +259,6 @@ def _keep_waiting(workspace: Workspace, record: dict[str, Any]) -> None:
         store.folder(workspace, "ripples.json"),
         {"running": _running(workspace), "waiting": waiting},
     )
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` still runs: an ended one nobody has reaped yet (a zombie,
-    which a container's first process may never reap) has ended."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            state = handle.read().rsplit(b")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True  # no /proc here: kill(0) is the word
-    return state != b"Z"
 
 
 def for_claude(workspace: Workspace, folder: str) -> dict[str, Any]:

@@ -196,9 +196,9 @@ def settle(pid: int, timeout: float, stop: threading.Event | None = None) -> boo
     """Wait up to ``timeout`` seconds for process ``pid`` to end; never kill it. True once
     it has ended (or never was), False when it is still running at the deadline."""
     deadline = time.monotonic() + timeout
-    from hippo_packs.sleep.ripple import alive
+    from hippo_core.processes import alive
 
-    while pid > 0 and alive(pid):
+    while alive(pid):
         if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
             return False
         time.sleep(0.1)
