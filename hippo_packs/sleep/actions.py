@@ -64,13 +64,21 @@ def forget(cycle: Cycle, core: str, *, reason: str, now: bool) -> dict[str, Any]
 def nudge(cycle: Cycle) -> dict[str, Any]:
     """Run one tick now, redrafting what was denied whatever the clock says, once; what
     the tick did (``tend``, ``check``), as ``hippo nudge --json`` prints it."""
-    from hippo_packs.sleep import store, tick
+    from hippo_packs.sleep import tick
+
+    noted(cycle)
+    return {"ok": True, "woke": True, "message": "ran one tick", **tick.run_tick(cycle)}
+
+
+def noted(cycle: Cycle) -> None:
+    """Record a nudge: its event, and the next tick's leave to redraft whatever the clock
+    says, once."""
+    from hippo_packs.sleep import store
 
     cycle.emit("nudged")
     state = store.state(cycle.workspace)
     state["nudged"] = True
     store.save_state(cycle.workspace, state)
-    return {"ok": True, "woke": True, "message": "ran one tick", **tick.run_tick(cycle)}
 
 
 def sleep_now(cycle: Cycle, *, without_brief: bool) -> dict[str, Any]:

@@ -167,15 +167,12 @@ class Service:
         """Your turn: a tick now, which redrafts what was denied whatever the clock says.
         In thread mode it wakes the heartbeat and returns at once; the tick it starts first
         waits for ``sender`` (the pid of the session that nudged) to end, never killing it."""
-        from hippo_packs.sleep import actions, store
+        from hippo_packs.sleep import actions
 
         cycle = self.for_route()
         if self.mode != "thread":
             return actions.nudge(cycle)
-        cycle.emit("nudged")
-        state = store.state(cycle.workspace)
-        state["nudged"] = True
-        store.save_state(cycle.workspace, state)
+        actions.noted(cycle)
         self._nudge_wait = cycle.settings.nudge_wait_seconds
         self._waiting_for = sender
         self._wake.set()
