@@ -158,11 +158,14 @@ def install(root: Path, found: list[Job]) -> tuple[list[str], bool]:
 
 
 def installed(root: Path) -> list[str]:
-    return without(read(), root)[1]
+    """``root``'s block in the crontab; [] when there is none, or no cron on this machine."""
+    return without(read(), root)[1] if shutil.which("crontab") else []
 
 
 def uninstall(root: Path) -> list[str]:
-    """Remove ``root``'s block; what was removed ([] when there was none)."""
+    """Remove ``root``'s block; what was removed ([] when there was none, or no cron)."""
+    if shutil.which("crontab") is None:
+        return []
     current = read()
     kept, removed = without(current, root)
     if removed:

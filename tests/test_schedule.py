@@ -109,6 +109,8 @@ def test_without_crontab_it_says_what_to_do(
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
     run = hippo("schedule", "install", cwd=make_workspace())
     assert run.code == 1 and "needs the crontab program, which is not on PATH" in run.err
+    nothing = hippo("schedule", "uninstall", cwd=make_workspace())
+    assert nothing.code == 0 and "nothing to remove" in nothing.out
 
 
 def test_doctor_says_when_a_configured_model_has_no_schedule(
