@@ -22,7 +22,6 @@ if TYPE_CHECKING:
         Call,
         CheckContext,
         Chunk,
-        Event,
         Evidence,
         Item,
         ModelBackend,
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
         Verdict,
     )
     from hippo_core.errors import HippoError, UsageError
+    from hippo_core.events import Event
     from hippo_core.findings import Finding
     from hippo_core.notes.note import Note
     from hippo_core.plugins import hookimpl, load_plugins
@@ -52,11 +52,11 @@ if TYPE_CHECKING:
 _HOMES = {
     "hippo_core.budget": ("ContextBlock", "ContextPart", "OverBudget"),
     "hippo_core.context": ("build_context",),
+    "hippo_core.events": ("Event",),
     "hippo_core.dream.model": (
         "Call",
         "CheckContext",
         "Chunk",
-        "Event",
         "Evidence",
         "Item",
         "ModelBackend",

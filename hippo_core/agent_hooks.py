@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 #: Hook names as the CLI spells them.
-EVENTS = ("session-start", "prompt", "session-end")
+EVENTS = ("session-start", "prompt", "session-end", "compact")
 #: A second session-start for the same session and source within this many seconds is the
 #: same event delivered twice (the hook configured at two levels), not a new start.
 DUPLICATE_SECONDS = 30.0
@@ -41,6 +41,7 @@ GEMINI_EVENTS = {
     "session-start": "SessionStart",
     "prompt": "BeforeAgent",
     "session-end": "SessionEnd",
+    "compact": "PreCompress",
 }
 
 
@@ -78,7 +79,12 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
         from hippo_core.workspace import Workspace
 
         workspace = Workspace.open(root)
-        handler = {"session-start": _session_start, "prompt": _prompt, "session-end": _end}
+        handler = {
+            "session-start": _session_start,
+            "prompt": _prompt,
+            "session-end": _end,
+            "compact": _compact,
+        }
         text = handler[event](workspace, raw_id, tool, payload)
         if text:
             out.write(_handed_over(event, tool, text))
@@ -231,4 +237,18 @@ def _end(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) 
         if isinstance(reason, str):
             record["exit_reason"] = reason
         sessions.end(workspace, record)
+    return ""
+
+
+def _compact(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
+    """PreCompact (Gemini CLI: PreCompress): the agent is about to compact its context. The
+    plugins hear it (a trigger may start a dream, detached); the agent is told nothing."""
+    from hippo_core import sessions
+    from hippo_core.session_ids import session_id
+
+    trigger = payload.get("trigger")
+    data = {"session": session_id(raw_id), "tool": tool}
+    if isinstance(trigger, str):
+        data["trigger"] = trigger
+    sessions.announce(workspace, "compacting", data)
     return ""

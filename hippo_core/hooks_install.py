@@ -39,6 +39,13 @@ EVENTS = {
         "SessionEnd": "session-end",
     },
 }
+#: The event before an agent compacts its context -> hippo's hook, added when the
+#: workspace's activity triggers dream on compaction (``[triggers] on_compact``).
+COMPACT_EVENTS = {
+    "claude-code": {"PreCompact": "compact"},
+    "codex": {"PreCompact": "compact"},
+    "gemini": {"PreCompress": "compact"},
+}
 #: OpenCode runs no shell hooks: hippo writes it a plugin that calls them.
 AGENTS = (*EVENTS, "opencode")
 #: The first line of the plugin hippo writes for OpenCode, by which it knows its own.
@@ -47,7 +54,8 @@ TIMEOUT_SECONDS = 30
 #: Codex clamps a SessionEnd hook's timeout to 3 seconds, with a warning on every run.
 CODEX_SESSION_END_SECONDS = 3
 _OURS = re.compile(
-    r"(?:^|[\s/\\])(?:hippo|hippo_core)(?:\.exe)?\s+hook\s+(?:session-start|prompt|session-end)\b"
+    r"(?:^|[\s/\\])(?:hippo|hippo_core)(?:\.exe)?\s+hook\s+"
+    r"(?:session-start|prompt|session-end|compact)\b"
 )
 
 
@@ -140,14 +148,16 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def install(agent: str, path: Path) -> Change:
-    """Add hippo's hooks to ``path`` where they are missing."""
+def install(agent: str, path: Path, *, compact: bool = False) -> Change:
+    """Add hippo's hooks to ``path`` where they are missing; with ``compact``, its hook
+    before the agent compacts its context too."""
     if agent == "opencode":
         return _install_plugin(path)
     data = _read(path)
     hooks = data.setdefault("hooks", {})
     added, updated = [], []
-    for event, name in EVENTS[agent].items():
+    wanted = {**EVENTS[agent], **(COMPACT_EVENTS[agent] if compact else {})}
+    for event, name in wanted.items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise HippoError(f"{path}: hooks.{event} is not a list; nothing was changed")

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
         Chunk,
-        Event,
         ModelBackend,
         Pass,
         ProposalKind,
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
         Reviewer,
         Validator,
     )
+    from hippo_core.events import Event
     from hippo_core.findings import Finding
     from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note

@@ -33,12 +33,12 @@ if TYPE_CHECKING:
 
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
-        Event,
         ProposalKind,
         Reader,
         Reviewer,
         Validator,
     )
+    from hippo_core.events import Event
     from hippo_core.findings import Finding
     from hippo_core.hookspecs import BackendFactory
     from hippo_core.hotplugins import Impl
@@ -74,6 +74,11 @@ BUILTIN_HOOKS = {
     "hippo_core.builtins.pack_doctor": ("hippo_doctor_checks",),
     "hippo_core.builtins.agents_doctor": ("hippo_doctor_checks",),
     "hippo_core.builtins.tools": ("hippo_register_tools",),
+    "hippo_core.builtins.triggers": (
+        "hippo_doctor_checks",
+        "hippo_event",
+        "hippo_register_settings",
+    ),
 }
 DEFAULT_PLUGINS = tuple(BUILTIN_HOOKS)
 

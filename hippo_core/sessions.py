@@ -202,7 +202,17 @@ def end(
     elif not record.get("end_reason"):
         record["end_reason"] = UNSPECIFIED
     write_record(workspace, record)
+    announce(workspace, "session-ended", {"session": record["id"], "tool": record.get("tool")})
     return record
+
+
+def announce(workspace: Workspace, name: str, data: dict[str, Any]) -> None:
+    """Tell the plugins what happened to a session (``hippo_event``): the activity
+    triggers start a dream on it."""
+    from hippo_core.events import Event
+    from hippo_core.plugins import load_plugins
+
+    load_plugins(hot=True).event(workspace, Event(name, data))
 
 
 def end_session(

@@ -90,3 +90,13 @@ def test_doctor_says_where_the_mcp_server_is_registered(
     (ws / "opencode.json").write_text("{ not json")
     out = hippo("doctor", cwd=ws).out.splitlines()
     assert any(line.startswith("warning: mcp: opencode: ") for line in out)
+
+
+def test_a_fresh_clone_is_told_what_to_run(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    first = "info: setup: this machine has no sessions of this workspace yet"
+    assert first in hippo("doctor", cwd=ws).out
+    assert hippo("session", "start", "--id", "s1", cwd=ws).code == 0
+    assert first not in hippo("doctor", cwd=ws).out

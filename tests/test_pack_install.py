@@ -179,8 +179,9 @@ def test_add_from_a_path_registry_with_a_zip_beside_it(
     result = hippo("pack", "add", NAME, cwd=root)
     assert result.code == 0, result.err
     entry = lock(root)[NAME]
-    assert entry["archive"] == str(registry / "dist" / f"{NAME}-1.0.zip")
-    assert entry["registry"] == str(registry / "index.toml")
+    # Relative to the registry the lock names, so it means the same on a teammate's machine.
+    assert entry["archive"] == entry["source"] == f"dist/{NAME}-1.0.zip"
+    assert entry["registry"] == str(registry / "index.toml")  # as the settings name it
     assert entry["sha256"] == sha
     assert (root / ".hippo" / "packs" / NAME / "passes" / f"{NAME}-verify.toml").is_file()
 
@@ -206,6 +207,27 @@ def test_add_from_a_registry_named_on_the_command_line(
     assert result.code == 0, result.err
     assert lock(root)[NAME]["registry"] == "vendor-registry/index.json"
     assert lock(root)[NAME]["archive"] == f"vendor-registry/{NAME}.tgz"
+
+
+def test_add_works_offline_once_the_archive_was_fetched(
+    root: Path, hippo: HippoRunner, server: Server, tmp_path: Path, make_workspace: WorkspaceMaker
+):
+    publish(server, tmp_path, released(server, tmp_path, "0.1.0"))
+    assert hippo("pack", "add", NAME, cwd=root).code == 0
+    digest = lock(root)[NAME]["sha256"]
+    kept = Path(os.environ["HIPPO_HOME"]) / "archives" / digest
+    assert hashlib.sha256(kept.read_bytes()).hexdigest() == digest
+    server.stop()  # no network from here on
+    other = make_workspace(settings_for(server.url + "index.toml"))
+    assert hippo("init", cwd=other).code == 0
+    offline = hippo("pack", "add", NAME, cwd=other)
+    assert offline.code == 0, offline.err
+    assert lock(other)[NAME]["sha256"] == digest
+    kept.write_bytes(b"damaged")  # a cache that no longer matches is never used
+    third = make_workspace(settings_for(server.url + "index.toml"))
+    assert hippo("init", cwd=third).code == 0
+    assert "cannot be fetched" in refused(hippo("pack", "add", NAME, cwd=third))
+    assert not (third / ".hippo" / "packs" / NAME).exists()
 
 
 def test_add_a_named_version(root: Path, hippo: HippoRunner, server: Server, tmp_path: Path):

@@ -22,7 +22,22 @@ LOG_TAIL_BYTES = 256 * 1024
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     found = _model_program(workspace) + _hooks(workspace) + _hook_failures() + _mcp(workspace)
-    return found + _schedule(workspace)
+    return _first_run(workspace) + found + _schedule(workspace)
+
+
+def _first_run(workspace: Workspace) -> list[Finding]:
+    """What a teammate runs on a fresh clone: nothing of this workspace's machine state
+    (sessions, reports, the dream state, all git-ignored) is here yet."""
+    from hippo_core.findings import Finding
+
+    local = ("sessions", "reports", "dream-state.json")
+    if any((workspace.hippo_dir / name).exists() for name in local):
+        return []
+    detail = (
+        "this machine has no sessions of this workspace yet (a fresh clone, or a new "
+        "workspace): `hippo ingest` indexes your agents' transcripts"
+    )
+    return [Finding("info", "setup", detail)]
 
 
 def _model_program(workspace: Workspace) -> list[Finding]:
@@ -159,21 +174,20 @@ def _mcp(workspace: Workspace) -> list[Finding]:
 
 def _schedule(workspace: Workspace) -> list[Finding]:
     """An information line when a model is configured and nothing runs dreaming."""
-    import shutil
-
     from hippo_core import schedule
     from hippo_core.errors import HippoError
     from hippo_core.findings import Finding
 
     settings = workspace.settings
-    configured = bool(settings.model_command) or settings.model_backend != "command"
-    if not configured or shutil.which("crontab") is None:
+    if not settings.model_command and settings.model_backend == "command":
         return []
     try:
-        lines = schedule.installed(workspace.root)
+        entries = schedule.installed(workspace.root)
     except HippoError:
         return []
-    if lines:
-        return [Finding("info", "schedule", f"dreaming runs from the crontab: {lines[1]}")]
+    dreams = [entry for entry in entries if entry.job == "hippo dream"]
+    if dreams:
+        detail = f"dreaming runs from {dreams[0].scheduler}: {dreams[0].when}"
+        return [Finding("info", "schedule", detail)]
     detail = "a model is configured but nothing runs hippo dream: `hippo schedule install`"
     return [Finding("info", "schedule", detail)]

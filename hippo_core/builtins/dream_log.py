@@ -9,7 +9,7 @@ from hippo_core.plugins import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.dream.model import Event
+    from hippo_core.events import Event
     from hippo_core.workspace import Workspace
 
 

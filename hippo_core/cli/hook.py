@@ -1,4 +1,4 @@
-"""``hippo hook session-start|prompt|session-end``: what an agent's session hooks run.
+"""``hippo hook session-start|prompt|session-end|compact``: what an agent's session hooks run.
 
 Their body is :func:`hippo_core.cli.hot.hook`, which an agent's call reaches before typer is
 imported; these commands serve ``--help`` and the calls the fast reader leaves to typer.
@@ -37,3 +37,10 @@ def prompt(tool: str = TOOL_OPTION) -> None:
 def session_end(tool: str = TOOL_OPTION) -> None:
     """SessionEnd: record the session as ended (reason unspecified)."""
     hot.hook("session-end", tool)
+
+
+@command(app, "compact")
+def compact(tool: str = TOOL_OPTION) -> None:
+    """PreCompact (Gemini: PreCompress): the context is about to be compacted; a trigger may
+    start a dream."""
+    hot.hook("compact", tool)

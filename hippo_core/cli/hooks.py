@@ -29,13 +29,26 @@ def _settings_file(agent: str, user: bool) -> Path:
     return settings_file(agent, user=user, project=_project())
 
 
+def _on_compact() -> bool:
+    """Whether this workspace's activity triggers dream when an agent compacts."""
+    from hippo_core.builtins.triggers import TABLE, settings
+    from hippo_core.workspace import Workspace, find_root
+
+    root = find_root(Path.cwd())
+    if root is None:
+        return False
+    workspace = Workspace.open(root)
+    return bool(workspace.settings.tables.get(TABLE)) and settings(workspace).on_compact
+
+
 @command(app, "install")
 def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
-    """Add hippo's session-start, prompt and session-end hooks (OpenCode: a plugin)."""
+    """Add hippo's session-start, prompt and session-end hooks (OpenCode: a plugin), and its
+    compaction hook when the workspace's triggers dream on compaction."""
     from hippo_core.hooks_install import codex_trust
     from hippo_core.hooks_install import install as add
 
-    change = add(agent, _settings_file(agent, user))
+    change = add(agent, _settings_file(agent, user), compact=_on_compact())
     if agent == "opencode":
         done = "wrote" if change.added else "updated" if change.updated else "already up to date:"
         typer.echo(f"{done} {change.path}, the plugin that hands OpenCode hippo's context")

@@ -27,7 +27,7 @@ OPTIONS: dict[str, dict[str, type]] = {
     "hook": {"--tool": str},
     "ingest": {"--full": bool, "--json": bool},
 }
-HOOK_EVENTS = ("session-start", "prompt", "session-end")
+HOOK_EVENTS = ("session-start", "prompt", "session-end", "compact")
 
 
 def run(args: list[str]) -> int | None:

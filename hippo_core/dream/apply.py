@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
 from hippo_core.dream.kinds import creates
-from hippo_core.dream.model import Event, Proposal, ProposalKind, Verdict
+from hippo_core.dream.model import Proposal, ProposalKind, Verdict
+from hippo_core.events import Event
 from hippo_core.notes.edit import EditError, note_digest
 from hippo_core.version import __version__
 

@@ -314,17 +314,3 @@ class Reviewer(Protocol):
     name: str
 
     def review(self, request: ReviewRequest) -> Verdict: ...
-
-
-@dataclass(frozen=True)
-class Event:
-    """Something that happened during a dream or a review, for ``hippo_event`` plugins.
-
-    Names: ``chunk-started``, ``proposal``, ``invalid``, ``verdict``, ``applying``,
-    ``applied``, ``not-applied`` (confirmed, but the note changed or the edit no longer
-    fits), ``chunk-done``, ``dream-finished``, ``reverted``. A plugin sends its own under
-    its name: the sleep pack's are ``sleep.<event>`` (``sleep.draft_submitted`` ...).
-    """
-
-    name: str
-    data: dict[str, Any] = field(default_factory=dict)

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from hippo_core.dream import receipts
 from hippo_core.dream.apply import Settled, settle
-from hippo_core.dream.model import Event, Evidence, Proposal, Verdict
+from hippo_core.dream.model import Evidence, Proposal, Verdict
 from hippo_core.errors import HippoError
+from hippo_core.events import Event
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins

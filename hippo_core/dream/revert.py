@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
 from hippo_core.dream.apply import APPLIED, REVERTED, REVERTING, reconcile
-from hippo_core.dream.model import Event
 from hippo_core.errors import HippoError
+from hippo_core.events import Event
 from hippo_core.notes.edit import note_digest
 from hippo_core.version import __version__
 

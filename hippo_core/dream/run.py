@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.dream import state as dream_state
-from hippo_core.dream.model import Chunk, Event, ModelBackend, Pass, SessionView
+from hippo_core.dream.model import Chunk, ModelBackend, Pass, SessionView
 from hippo_core.dream.packs import PackError
 from hippo_core.dream.report import Report
 from hippo_core.dream.unit import UnitRunner
 from hippo_core.errors import HippoError, UsageError
+from hippo_core.events import Event
 
 if TYPE_CHECKING:
     from hippo_core.dream.turns import TurnIndex

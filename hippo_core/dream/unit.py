@@ -13,7 +13,6 @@ from hippo_core.dream import receipts
 from hippo_core.dream.model import (
     CheckContext,
     Chunk,
-    Event,
     Item,
     ModelBackend,
     Pass,
@@ -25,6 +24,7 @@ from hippo_core.dream.model import (
     Verdict,
 )
 from hippo_core.dream.report import Report
+from hippo_core.events import Event
 
 if TYPE_CHECKING:
     from hippo_core.dream.turns import TurnIndex

@@ -25,7 +25,8 @@ from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode, score
 from hippo_core.plugins import hookimpl
 
 if TYPE_CHECKING:
-    from hippo_core.dream.model import Event, Pass
+    from hippo_core.dream.model import Pass
+    from hippo_core.events import Event
     from hippo_core.packs.evals_replay import Metered, Recording
     from hippo_core.plugins import Plugins
     from hippo_core.workspace import Workspace

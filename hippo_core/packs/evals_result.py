@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from hippo_core.dream.model import Event
+    from hippo_core.events import Event
     from hippo_core.packs.evals_case import Case, Expect
     from hippo_core.workspace import Workspace
 

@@ -31,13 +31,17 @@ def fetch_and_check(
     if kind is None:  # the index check refuses these; a location resolved oddly is not trusted
         raise HippoError(f"{release.label}: {location} is not a .tar.gz, .tgz or .zip archive")
     archive = staging / "archive"
-    try:
-        digest = download(location, archive)
-    except FetchError as error:
-        raise HippoError(
-            f"{release.label}: the archive {location} cannot be fetched ({error.reason}); "
-            "nothing was installed"
-        ) from None
+    digest = _cached(release.sha256, archive) if _is_url(location) else ""
+    if not digest:
+        try:
+            digest = download(location, archive)
+        except FetchError as error:
+            raise HippoError(
+                f"{release.label}: the archive {location} cannot be fetched ({error.reason}); "
+                "nothing was installed"
+            ) from None
+        if digest == release.sha256 and _is_url(location):
+            _keep(archive, digest)
     if digest != release.sha256:
         raise HippoError(
             f"{release.label}: the archive's sha256 is {digest}, the registry says "
@@ -54,9 +58,9 @@ def fetch_and_check(
         name=release.name,
         version=release.version,
         origin="registry",
-        source=location if _is_url(location) else _shown_path(workspace, location),
+        source=location if _is_url(location) else _shown_path(workspace, release, location),
         registry=release.registry.label,
-        archive=location if _is_url(location) else _shown_path(workspace, location),
+        archive=location if _is_url(location) else _shown_path(workspace, release, location),
         sha256=digest,
     ).with_files(root)
     return root, entry
@@ -142,5 +146,52 @@ def _is_url(location: str) -> bool:
     return "://" in location
 
 
-def _shown_path(workspace: Workspace, location: str) -> str:
-    return workspace.relative(Path(location).resolve())
+def _shown_path(workspace: Workspace, release: Release, location: str) -> str:
+    """An archive at a path, as the lock records it for every teammate: relative to the
+    workspace when inside it, else relative to the registry's folder (which ``registry``
+    names), never a path only this machine has."""
+    import os
+
+    path = Path(location).resolve()
+    shown = workspace.relative(path)
+    if not os.path.isabs(shown):
+        return shown
+    return Path(os.path.relpath(path, Path(release.registry.location).parent)).as_posix()
+
+
+def archive_cache() -> Path:
+    """``$HIPPO_HOME/archives/``: archives fetched from URLs, named by their SHA-256."""
+    from hippo_core.home import hippo_home
+
+    return hippo_home() / "archives"
+
+
+def _cached(sha256: str, into: Path) -> str:
+    """Copy the archive with digest ``sha256`` from the cache to ``into`` when it is there
+    and still has that digest; its digest then, else ""."""
+    import re
+    import shutil
+
+    from hippo_core.packs.archive import sha256_file
+
+    if not re.fullmatch(r"[0-9a-f]{64}", sha256):
+        return ""
+    kept = archive_cache() / sha256
+    try:
+        shutil.copyfile(kept, into)
+    except OSError:
+        return ""
+    if sha256_file(into) != sha256:  # damaged on disk: fetch it again
+        into.unlink()
+        return ""
+    return sha256
+
+
+def _keep(archive: Path, digest: str) -> None:
+    """Keep a verified archive for the next ``pack add`` (best effort: a cache)."""
+    import contextlib
+
+    from hippo_core.atomic import atomic_write
+
+    with contextlib.suppress(OSError):
+        atomic_write(archive_cache() / digest, archive.read_bytes(), durable=False)

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.dream.model import Event
 from hippo_core.errors import HippoError
+from hippo_core.events import Event
 from hippo_packs.sleep import store
 from hippo_packs.sleep.config import SleepSettings, load
 

@@ -19,7 +19,7 @@ from hippo_core.errors import HippoError
 from hippo_packs.sleep import store
 
 if TYPE_CHECKING:
-    from hippo_core.dream.model import Event
+    from hippo_core.events import Event
     from hippo_core.workspace import Workspace
     from hippo_packs.sleep.config import SleepNotify, SleepSettings
 

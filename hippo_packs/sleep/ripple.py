@@ -27,7 +27,7 @@ from hippo_core.processes import alive
 from hippo_packs.sleep import store
 
 if TYPE_CHECKING:
-    from hippo_core.dream.model import Event
+    from hippo_core.events import Event
     from hippo_core.workspace import Workspace
     from hippo_packs.sleep.config import SleepRipple, SleepSettings
 
