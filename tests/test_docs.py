@@ -51,6 +51,49 @@ def test_ci_runs_the_test_command_of_the_readme():
     assert f"\n{command}\n" in readme
 
 
+def test_contributing_sets_up_as_ci_does():
+    chapter = (ROOT / "docs" / "contributing.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    setup = "python3 -m venv .venv && .venv/bin/pip install -e '.[dev]'"
+    assert f"`{setup}`" in chapter
+    assert setup.replace("install -e", "install -q -e") in ci
+
+
+SPEC_ORDER = [
+    "Introduction",
+    "Install",
+    "Quick start",
+    "Concepts",
+    "Architecture",
+    "Packs",
+    "Writing a pack",
+    "First-party packs",
+    "The registry",
+    "Themes",
+    "Commands",
+    "Configuration",
+    "Sharing a brain in a team",
+    "Scheduling on macOS",
+    "Measuring with hippo eval",
+    "Troubleshooting with hippo doctor",
+    "Security and privacy",
+    "Roadmap",
+    "Limits and known gaps",
+    "Contributing and licence",
+]
+
+
+def test_the_index_lists_every_chapter_in_the_specs_order():
+    index = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    contents = index[index.index("## Contents") :]
+    places = [contents.find(title) for title in SPEC_ORDER]
+    assert -1 not in places, [t for t, at in zip(SPEC_ORDER, places, strict=True) if at < 0]
+    assert places == sorted(places)
+    linked = set(re.findall(r"\]\(([a-z-]+\.md)\)", contents))
+    chapters = {p.name for p in (ROOT / "docs").glob("*.md")} - {"index.md"}
+    assert chapters == linked, chapters ^ linked
+
+
 def test_the_manual_links_resolve():
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):

@@ -264,10 +264,14 @@ def test_doctor_shows_themes_edits_and_a_lock_without_its_folder(root: Path, hip
     lock = root / ".hippo/packs.lock"
     lock.write_text(
         lock.read_text(encoding="utf-8")
-        + '\n[packs.gone]\nversion = "1"\norigin = "registry"\nsource = "x"\n',
+        + '\n[packs.gone]\nversion = "1"\norigin = "registry"\nsource = "x"\n'
+        + '\n[packs.jira]\nversion = "1.2"\norigin = "distribution"\nsource = "hippo-jira 1.2"'
+        + '\nrequirement = "hippo-jira==1.2"\n',
         encoding="utf-8",
     )
     out = hippo("doctor", cwd=root).out
+    again = "(hippo-jira 1.2) but it is not here; reinstall it (pip install 'hippo-jira==1.2')"
+    assert again in out
     assert "info: themes: theme strict over core overrides personas/verify-reviewer.md" in out
     assert "info: packs: core was edited since it was installed: M prompts/verify.md" in out
     assert "warning: packs: .hippo/packs.lock records the pack 'gone' (x) but it is not here" in out

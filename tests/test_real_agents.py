@@ -14,6 +14,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -184,3 +185,26 @@ def test_opencode_gets_the_block_from_hippos_plugin_and_indexes_only_the_prompt(
         ]
     index.close()
     assert prompts == ["HIPPO-PLAIN: how do refunds work?"]
+
+
+@needs_claude
+def test_claude_code_compacting_starts_a_dream_and_waits_for_nothing(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker, anthropic: AnthropicServer
+) -> None:
+    """``/compact`` in a resumed session runs the PreCompact hook ``hippo hooks install``
+    added for ``[triggers] on_compact``; the dream it starts runs on after the hook."""
+    ws = make_workspace("[triggers]\non_compact = true\n", NOTES)
+    installed = hippo("hooks", "install", "claude-code", cwd=ws)
+    assert "PreCompact" in installed.out, installed.out
+    first = claude("HIPPO-PLAIN: how do refunds work?", ws=ws, server=anthropic)
+    claude("/compact", "--resume", first["session_id"], ws=ws, server=anthropic)
+    log = ws / ".hippo" / "reports" / "triggers.log"
+    assert log.exists(), list((ws / ".hippo").rglob("*"))
+    assert "starting hippo dream: session " in log.read_text()
+    state = ws / ".hippo" / "dream-state.json"
+    for _ in range(300):  # the detached dream writes it when it is done
+        if state.exists():
+            break
+        time.sleep(0.1)
+    assert json.loads(state.read_text())["last_run"]["status"] == "failed"  # no model here
+    assert not (Path(os.environ["HIPPO_HOME"]) / "hooks.log").exists()

@@ -255,7 +255,7 @@ def test_the_platforms_own_scheduler_by_default_and_one_schedule_a_workspace(
     assert hippo("schedule", "install", cwd=ws).out.startswith("installed with cron:")
     monkeypatch.delenv("FAKE_NO_MANAGER")
     moved = hippo("schedule", "install", cwd=ws)
-    assert moved.out.startswith("installed with systemd:")  # the cron lines went
+    assert moved.out.startswith("removed from cron: hippo dream\ninstalled with systemd:")
     assert str(ws) not in crontab.read_text()
     shown = hippo("schedule", "show", cwd=ws).out.splitlines()
     assert len(shown) == 1 and shown[0].startswith("systemd: hippo dream, ")
@@ -293,8 +293,8 @@ def test_without_any_scheduler_it_says_what_to_do(
     run = hippo("schedule", "install", cwd=make_workspace())
     assert run.code == 1
     assert run.err == (
-        "error: the crontab program is not on PATH (cron is not installed), and this machine "
-        "has neither launchd nor a systemd user manager: install cron\n"
+        "error: the crontab program is not on PATH (cron is not installed), and neither "
+        "launchd nor systemd can run here: install cron\n"
     )
     nothing = hippo("schedule", "uninstall", cwd=make_workspace())
     assert nothing.code == 0 and "nothing to remove" in nothing.out

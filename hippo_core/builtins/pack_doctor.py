@@ -48,9 +48,14 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     shown = workspace.relative(lock_path(workspace))
     for name, entry in sorted(lock.items()):
         if name not in here:
+            again = (
+                f"pip install '{entry.requirement}'"
+                if entry.origin == "distribution" and entry.requirement
+                else f"hippo pack add {name}"
+            )
             detail = (
                 f"{shown} records the pack '{name}' ({entry.source}) but it is not here; "
-                f"reinstall it (hippo pack add {name}) or drop it (hippo pack remove {name})"
+                f"reinstall it ({again}) or drop it (hippo pack remove {name})"
             )
             findings.append(Finding("warning", "packs", detail, shown))
     return findings

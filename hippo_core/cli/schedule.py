@@ -46,9 +46,11 @@ def install(
     when = schedule.at(dream_at) if dream_at else schedule.every(dream_every or "1d")
     tick = _tick() if sleep_tick else None
     scheduler = schedule.choose(chosen[0] if chosen else None)
-    entries, changed = schedule.install(
+    entries, changed, moved = schedule.install(
         here.root, schedule.jobs(dream=when, sleep_tick=tick), scheduler
     )
+    for entry in moved:
+        typer.echo(f"removed from {entry.scheduler}: {entry.job}")
     typer.echo(f"{'installed' if changed else 'already installed'} with {scheduler.name}:")
     for entry in entries:
         typer.echo(f"  {_line(entry)}")

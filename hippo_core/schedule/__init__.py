@@ -49,12 +49,11 @@ def choose(name: str | None) -> Scheduler:
     why = chosen.missing()
     if why is None:
         return chosen
-    usable = [f"--{other}" for other, one in found.items() if one.missing() is None]
+    others = [other for other in found if other != chosen.name]
+    usable = [f"--{other}" for other in others if found[other].missing() is None]
     if usable:
         raise HippoError(f"{why}: use {' or '.join(usable)}")
-    raise HippoError(
-        f"{why}, and this machine has neither launchd nor a systemd user manager: install cron"
-    )
+    raise HippoError(f"{why}, and neither {' nor '.join(others)} can run here: install cron")
 
 
 def installed(root: Path) -> list[Entry]:
@@ -62,16 +61,18 @@ def installed(root: Path) -> list[Entry]:
     return [entry for one in schedulers().values() for entry in one.entries(root)]
 
 
-def install(root: Path, found: list[Job], scheduler: Scheduler) -> tuple[list[Entry], bool]:
-    """``root``'s schedule in ``scheduler``, and in no other; what is installed, and whether
-    anything changed."""
+def install(
+    root: Path, found: list[Job], scheduler: Scheduler
+) -> tuple[list[Entry], bool, list[Entry]]:
+    """``root``'s schedule in ``scheduler``, and in no other: what is installed, whether
+    anything changed, and what was removed from the other schedulers."""
     checked_root(root)
-    moved = False
+    moved = []
     for name, other in schedulers().items():
-        if name != scheduler.name and other.entries(root):
-            moved = bool(other.uninstall(root)) or moved
+        if name != scheduler.name:
+            moved += other.uninstall(root)
     entries, changed = scheduler.install(root, found)
-    return entries, changed or moved
+    return entries, changed or bool(moved), moved
 
 
 def uninstall(root: Path) -> list[Entry]:

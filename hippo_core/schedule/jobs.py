@@ -122,11 +122,23 @@ def run(command: list[str], stdin: str | None = None) -> subprocess.CompletedPro
         raise HippoError(f"{command[0]}: cannot run it ({exc}): check that program") from None
 
 
+#: Where hippo and the agents keep their files, when the installer moved them: a scheduled
+#: run must read the same index and the same transcripts. Never a key or a token.
+CARRIED = (
+    "HIPPO_HOME",
+    "XDG_DATA_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "DSH_HOME",
+)
+
+
 def environment() -> dict[str, str]:
-    """What a scheduled run needs from the installer's environment."""
+    """What a scheduled run needs from the installer's environment: ``PATH`` (to find the
+    model program), and the folders of :data:`CARRIED` that are set."""
     found = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
-    if os.environ.get("HIPPO_HOME"):
-        found["HIPPO_HOME"] = os.environ["HIPPO_HOME"]
+    found.update({name: os.environ[name] for name in CARRIED if os.environ.get(name)})
     return found
 
 
