@@ -103,8 +103,8 @@ def _due(workspace: Workspace, event: Event) -> str | None:
 
 
 def ended_since_dream(workspace: Workspace) -> int:
-    """Sessions whose record says they ended after the last dream started (all of them
-    when no dream ran). Only records written since then are read."""
+    """Sessions whose record says they ended after the second the last dream started (all
+    of them when no dream ran). Only records written since then are read."""
     import os
 
     from hippo_core import quickjson
@@ -126,7 +126,9 @@ def ended_since_dream(workspace: Workspace) -> int:
         except (OSError, ValueError):
             continue
         ended = state.parse_time(record.get("ended")) if isinstance(record, dict) else None
-        if ended is not None and ended.timestamp() >= since:
+        # Both times are to the second: a session that ended in the second the dream
+        # started is the dream's (its transcript was there to read).
+        if ended is not None and ended.timestamp() > since:
             count += 1
     return count
 
