@@ -8,6 +8,8 @@ after one untimed call that fills the caches as any earlier call would:
 - `hippo hook prompt`, a session's first prompt (a new session each run; prints the block
   of relevant notes): at most 4x;
 - `hippo hook session-start`, a new session each run (source "startup"): at most 4x;
+- `hippo hook session-end`, a session ending each run (it tells the plugins, so the
+  activity triggers can count it): no target, shown for what it costs;
 
 and, given more than one count, each case's median at the largest count over its median at
 2,000 notes (session-start: at most 1.5x). The floor is an empty venv's `python -c pass`
@@ -52,6 +54,7 @@ CASES = {
     "later": ("hook prompt, later prompt", 2.0, None),
     "first": ("hook prompt, first prompt", 4.0, None),
     "start": ("hook session-start", 4.0, 1.5),
+    "end": ("hook session-end", None, None),
 }
 
 
@@ -89,6 +92,13 @@ def cases(
                 env=env,
                 stdin=lambda n: payload(root, f"bench-start-{n}", source="startup"),
                 check=prints_something,
+            ),
+            "end": Case(
+                [hippo, "hook", "session-end"],
+                cwd=root,
+                env=env,
+                stdin=lambda n: payload(root, f"bench-start-{n}", reason="other"),
+                check=prints_nothing,
             ),
         },
         runs,
