@@ -61,12 +61,18 @@ def cache_root() -> Path:
     return Path(base) / "hippo-bench"
 
 
-def venv_key() -> str:
-    """A hash of the dependency list and of the interpreter the venv is made from."""
+def venv_key(extras: tuple[str, ...] = ()) -> str:
+    """A hash of the dependency list (the ``extras`` asked for included) and of the
+    interpreter the venv is made from."""
     with (ROOT / "pyproject.toml").open("rb") as handle:
         project = tomllib.load(handle)["project"]
     base = getattr(sys, "_base_executable", sys.executable)
-    data = {"dependencies": project.get("dependencies", []), "python": [sys.version, base]}
+    optional = project.get("optional-dependencies", {})
+    data = {
+        "dependencies": project.get("dependencies", []),
+        "python": [sys.version, base],
+        **({"extras": {name: optional.get(name, []) for name in extras}} if extras else {}),
+    }
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
 
 
@@ -90,9 +96,10 @@ def _pip(venv: Path, *args: str) -> None:
         raise SystemExit(f"{' '.join(command)} failed:\n{done.stdout}{done.stderr}")
 
 
-def installed_hippo() -> Path:
-    """The ``hippo`` script of the cached venv, with this checkout freshly installed in it."""
-    venv = cache_root() / f"venv-{venv_key()}"
+def installed_hippo(extras: tuple[str, ...] = ()) -> Path:
+    """The ``hippo`` script of the cached venv, with this checkout freshly installed in it
+    (with ``extras``, such as ``postgres``)."""
+    venv = cache_root() / f"venv-{venv_key(extras)}"
     with _locked(venv.with_name(venv.name + ".lock")), tempfile.TemporaryDirectory() as tmp:
         # pip builds in the source folder (build/, *.egg-info): build a copy, not the checkout.
         source = Path(tmp) / "src"
@@ -104,7 +111,7 @@ def installed_hippo() -> Path:
             say(f"making {venv} and installing hippo with its dependencies (about 20 s)")
             shutil.rmtree(venv, ignore_errors=True)  # a venv left half made
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            _pip(venv, str(source))
+            _pip(venv, f"{source}[{','.join(extras)}]" if extras else str(source))
             (venv / READY).write_text(time.strftime("%Y-%m-%d %H:%M:%S\n"))
     where = subprocess.run(
         [str(venv / "bin" / "python"), "-c", "import hippo_core; print(hippo_core.__file__)"],

@@ -61,6 +61,9 @@ class Settings(Record):
         "openai",
         "themes",
         "registries",
+        "index_url",
+        "index_project",
+        "index_share",
         "tables",
     )
     notes_dir: str
@@ -79,6 +82,13 @@ class Settings(Record):
     openai: OpenAISettings
     themes: tuple[str, ...]
     registries: tuple[str, ...]
+    index_url: str
+    """A team index on PostgreSQL (``postgresql+psycopg://...``); empty: only the local one."""
+    index_project: str
+    """The name this workspace's sessions go by in the team index; empty: the folder's."""
+    index_share: str
+    """What ingest sends the team index: ``workspace`` (its sessions) or ``machine`` (also
+    every other session this machine indexed, under no project)."""
     tables: dict[str, dict[str, Any]]
     """Tables hippo itself does not know (``[sleep]``), as written: the plugin that owns
     one (``hippo_register_settings``) validates it when it reads it."""
@@ -99,6 +109,9 @@ class Settings(Record):
         openai: OpenAISettings | None = None,
         themes: tuple[str, ...] = (),
         registries: tuple[str, ...] = (),
+        index_url: str = "",
+        index_project: str = "",
+        index_share: str = "workspace",
         tables: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self._set(
@@ -116,6 +129,9 @@ class Settings(Record):
             openai=OpenAISettings() if openai is None else openai,
             themes=themes,
             registries=registries,
+            index_url=index_url,
+            index_project=index_project,
+            index_share=index_share,
             tables={} if tables is None else tables,
         )
 

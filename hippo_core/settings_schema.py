@@ -33,6 +33,12 @@ def _markdown(value: str) -> str:
     return value
 
 
+def _index_url(value: str) -> str:
+    if value and not value.startswith(("postgresql://", "postgresql+psycopg://")):
+        raise ValueError("must be a postgresql+psycopg:// URL, or empty for the local index only")
+    return value
+
+
 RelPath = Annotated[str, AfterValidator(_inside)]
 NotePath = Annotated[str, AfterValidator(_inside), AfterValidator(_markdown)]
 
@@ -114,6 +120,25 @@ class SettingsModel(BaseModel):
         default_factory=list,
         description="More pack registries (a path or an https URL), after hippo's own.",
         examples=[["https://example.org/hippo/index.toml"]],
+    )
+    index_url: Annotated[str, AfterValidator(_index_url)] = Field(
+        "",
+        description=(
+            "A team index on PostgreSQL that ingest adds this workspace's sessions to; "
+            "empty: the local index only. The password belongs in ~/.pgpass, not here."
+        ),
+        examples=["postgresql+psycopg://hippo@db.example.org/hippo"],
+    )
+    index_project: str = Field(
+        "",
+        description="The workspace's name in the team index; empty: the name of its folder.",
+    )
+    index_share: Literal["workspace", "machine"] = Field(
+        "workspace",
+        description=(
+            "What ingest sends the team index: workspace (this workspace's sessions) or "
+            "machine (every session this machine indexed; other projects' under none)."
+        ),
     )
 
 

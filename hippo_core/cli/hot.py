@@ -176,10 +176,14 @@ def ingest(full: bool, as_json: bool) -> int:
         for bar in bars:
             bar.close()
     records = _write_derived(workspace) if workspace else 0
+    team = _push(workspace, say) if workspace else None
     if as_json:
         import json
 
-        sys.stdout.write(json.dumps({**summary.as_dict(), "records": records}, indent=2) + "\n")
+        shown = {**summary.as_dict(), "records": records}
+        if team is not None:
+            shown["team"] = team
+        sys.stdout.write(json.dumps(shown, indent=2) + "\n")
         return 0
     for problem in summary.problems:
         say(f"warning: {problem}")
@@ -187,7 +191,30 @@ def ingest(full: bool, as_json: bool) -> int:
     if workspace is not None:
         line += f"; {records} session record{'' if records == 1 else 's'} written"
     sys.stdout.write(f"{line}\n")
+    if team and "line" in team:
+        sys.stdout.write(f"{team['line']}\n")
     return 0
+
+
+def _push(workspace: Workspace, say: Callable[[str], None]) -> dict[str, object] | None:
+    """Push to the team index when the workspace has one; what happened, for the output.
+    A server that is away is a warning: the local index has it all, the next ingest
+    catches up."""
+    import os
+
+    if not (workspace.settings.index_url or os.environ.get("HIPPO_INDEX_URL")):
+        return None
+    from hippo_core.errors import HippoError
+    from hippo_core.index import team
+
+    try:
+        url = team.configured_url(workspace)
+        pushed = team.push(workspace, url)
+    except HippoError as exc:
+        say(f"warning: {exc}")
+        return {"error": str(exc)}
+    said = pushed.line(url) if pushed.sessions or pushed.removed else ""
+    return {**pushed.__dict__, "line": said} if said else dict(pushed.__dict__)
 
 
 def _write_derived(workspace: Workspace) -> int:

@@ -8,6 +8,11 @@ from dataclasses import asdict
 import typer
 
 from hippo_core.cli.common import JSON_OPTION
+from hippo_core.errors import UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo_core.index.search import Hit
 
 #: The most turns one search may ask for.
 MAX_LIMIT = 100_000
@@ -25,18 +30,87 @@ def search(
     limit: int = typer.Option(
         20, "--limit", min=1, max=MAX_LIMIT, metavar="N", help="At most N turns."
     ),
+    who: str | None = typer.Option(
+        None, "--who", metavar="NAME", help="Only this member's turns (a team index)."
+    ),
+    local: bool = typer.Option(
+        False, "--local", help="Search this machine's index, not the team's."
+    ),
+    all_projects: bool = typer.Option(
+        False, "--all-projects", help="Every project's turns on the team index, not this one's."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Search the indexed turns and print the best matches with snippets."""
+    """Search the indexed turns and print the best matches with snippets.
+
+    In a workspace with a team index (``index_url``), the team's turns of the workspace
+    (``--all-projects``: of every project on it); elsewhere, or with ``--local``, every turn
+    this machine indexed.
+    """
     from hippo_core.index.search import find_turns
 
-    hits = find_turns(query, tool=tool, session=session, since=since, limit=limit)
+    hits = None
+    url = "" if local else _team_url()
+    if url:
+        hits = _team_search(url, query, tool, session, since, who, limit, all_projects)
+    elif who or all_projects:
+        flag = "--who" if who else "--all-projects"
+        raise UsageError(f"{flag} needs a team index: set index_url in .hippo/settings.toml")
+    if hits is None:
+        hits = find_turns(query, tool=tool, session=session, since=since, limit=limit)
     if as_json:
         typer.echo(json.dumps([asdict(h) for h in hits], indent=2, ensure_ascii=False))
         return
     for hit in hits:
-        typer.echo(f"{hit.session} #{hit.ordinal}  {hit.started or 'unknown time'}  {hit.tool}")
+        by = f"  {hit.who}" if hit.who else ""
+        line = f"{hit.session} #{hit.ordinal}  {hit.started or 'unknown time'}  {hit.tool}{by}"
+        typer.echo(line)
         typer.echo(f"    {hit.snippet}")
     if not hits:
         typer.echo("no turns match", err=True)
         raise typer.Exit(1)
+
+
+def _team_url() -> str:
+    from pathlib import Path
+
+    from hippo_core.index.team import configured_url
+    from hippo_core.workspace import Workspace, find_root
+
+    root = find_root(Path.cwd())
+    workspace = Workspace.open(root) if root is not None else None
+    return configured_url(workspace) if workspace is not None else ""
+
+
+def _team_search(
+    url: str,
+    query: str,
+    tool: str | None,
+    session: str | None,
+    since: str | None,
+    who: str | None,
+    limit: int,
+    all_projects: bool,
+) -> list[Hit] | None:
+    """The team's hits; None (with a warning) when the server is away and ``--who`` was not
+    asked for, so the local index answers instead."""
+    from pathlib import Path
+
+    from hippo_core.errors import HippoError
+    from hippo_core.index import team
+    from hippo_core.workspace import Workspace, find_root
+
+    root = find_root(Path.cwd())
+    assert root is not None
+    project = None if all_projects else team.project_of(Workspace.open(root))
+    try:
+        return team.search(
+            url, project, query, tool=tool, session=session, since=since, who=who, limit=limit
+        )
+    except UsageError:
+        raise
+    except HippoError as exc:
+        if who or all_projects:
+            raise
+        typer.echo(f"warning: {exc}; searching this machine's index instead", err=True)
+        return None

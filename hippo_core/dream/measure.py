@@ -22,14 +22,15 @@ if TYPE_CHECKING:
 
 
 def measure_verify(workspace: Workspace) -> dict[str, Any]:
-    from hippo_core.dream.turns import BODY_TERMS, MAX_TURNS, TurnIndex
-    from hippo_core.home import index_path
+    from hippo_core.dream.turns import BODY_TERMS, MAX_TURNS
+    from hippo_core.index.team_turns import turn_index
     from hippo_core.sessions import all_records
 
-    index = TurnIndex.open(index_path())
+    index = turn_index(workspace)
     if index is None:
         raise HippoError("no transcript index yet: run `hippo ingest` first")
-    sessions = frozenset(str(r["id"]) for r in all_records(workspace))
+    records = all_records(workspace) + index.records()
+    sessions = frozenset(str(r["id"]) for r in records)
     start, end = datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC)
     rows, truth_total, possible = [], 0, 0
     hits = text_hits = text_found = 0
@@ -84,17 +85,16 @@ def measure_context(workspace: Workspace) -> dict[str, Any]:
     """``hippo eval context``: for each session of the workspace that read or edited notes,
     its task (declared, else its first prompt) against the notes it touched: recall@5 and
     MRR of the relevant list, beside a plain BM25 ranking of the whole notes."""
-    from hippo_core.dream.turns import TurnIndex
-    from hippo_core.home import index_path
+    from hippo_core.index.team_turns import turn_index
     from hippo_core.sessions import all_records
 
-    index = TurnIndex.open(index_path())
+    index = turn_index(workspace)
     if index is None:
         raise HippoError("no transcript index yet: run `hippo ingest` first")
     notes_root = str(workspace.notes_dir) + "/"
     cases: list[tuple[str, set[str]]] = []
     try:
-        for record in all_records(workspace):
+        for record in all_records(workspace) + index.records():
             sid = str(record["id"])
             truth = {
                 path[len(notes_root) :]

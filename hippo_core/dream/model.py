@@ -88,6 +88,8 @@ class TurnText:
     match: str = ""
     """How verify's search found it: ``file`` (it read, edited or cited the note or a
     source), ``phrase`` (the title, a heading or a source word for word) or ``words``."""
+    who: str = ""
+    """Whose session it was, when it came from a team index; empty for this machine's."""
 
     @property
     def label(self) -> str:
@@ -203,6 +205,12 @@ class ModelBackend(Protocol):
 class Evidence:
     session: str
     ordinal: int
+    who: str = ""
+    """Whose turn it is, from the team index (filled in once the turn is found)."""
+
+    def as_dict(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"session": self.session, "ordinal": self.ordinal}
+        return {**found, "who": self.who} if self.who else found
 
 
 @dataclass(frozen=True)
@@ -229,7 +237,7 @@ class Proposal:
             "old": self.old,
             "new": self.new,
             "reason": self.reason,
-            "evidence": [{"session": e.session, "ordinal": e.ordinal} for e in self.evidence],
+            "evidence": [e.as_dict() for e in self.evidence],
             **self.extra,
         }
 

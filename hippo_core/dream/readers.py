@@ -42,6 +42,7 @@ def _session(view: SessionView, context: ReadContext) -> str:
     lines = [
         f"### Session {view.id}",
         f"- tool: {record.get('tool') or 'unknown'}",
+        *([f"- by: {record['who']}"] if record.get("who") else []),
         f"- started: {record.get('started') or 'unknown'}",
         f"- ended: {ended or 'not yet'}",
         f"- task: {record.get('task') or 'none recorded'}",
@@ -146,7 +147,8 @@ def turn_block(turn: TurnText) -> str:
     prompt, _ = cut(turn.prompt)
     answer, _ = cut(turn.answer)
     found = f"; found by {MATCHES[turn.match]}" if turn.match in MATCHES else ""
-    lines = [f"### Session {turn.session}, turn {turn.ordinal} (started {turn.started}{found})"]
+    by = f", by {turn.who}" if turn.who else ""
+    lines = [f"### Session {turn.session}, turn {turn.ordinal} (started {turn.started}{by}{found})"]
     block = "\n".join(lines) + "\nprompt:\n" + fence(prompt) + "answer:\n" + fence(answer)
     if turn.tools:
         shown, _ = cut("\n".join(turn.tools), 2000)

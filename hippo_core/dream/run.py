@@ -162,6 +162,9 @@ def _run(
     records = write_derived(index_path(), workspace)
     written = f"{records} session record{'' if records == 1 else 's'} written"
     report.add("Inputs", f"ingest: {summary.line()}; {written}")
+    team_index = None
+    if options.transcripts is None and not options.dry_run:
+        team_index = _push_to_team(workspace, report)
     if not options.dry_run:
         for receipt, settled in reconcile(workspace):
             report.add("Applied", f"`{receipt}`: left by an interrupted run, now {settled}")
@@ -169,7 +172,7 @@ def _run(
 
         if removed := tidy(workspace):
             report.add("Inputs", f"removed {removed} temporary file(s) left by killed runs")
-    index = TurnIndex.open(index_path())
+    index = team_index or TurnIndex.open(index_path())
     now = options.until or datetime.now(UTC)
     saved = dream_state.read_state(workspace)
     # A failed chunk is where the next run starts, even when nothing succeeded before it.
@@ -225,6 +228,30 @@ def _chunks(
             if retry is not None and retry < chunk.end:  # the failed chunk is dreamed now
                 state.pop("retry_from")
             dream_state.write_state(workspace, state)
+
+
+def _push_to_team(workspace: Workspace, report: Report) -> Any:
+    """The sessions just ingested, to the team index when the workspace has one, and that
+    index to read every member's sessions from (a
+    :class:`~hippo_core.index.team_turns.TeamTurnIndex`); None without one. A server that is
+    away is a line of the report, and the dream goes on with the local index."""
+    from hippo_core.index import team
+    from hippo_core.index.team_turns import turn_index
+
+    url = team.configured_url(workspace)
+    if not url:
+        return None
+    try:
+        pushed = team.push(workspace, url)
+        if pushed.sessions or pushed.removed:
+            report.add("Inputs", pushed.line(url))
+        index = turn_index(workspace)
+    except HippoError as exc:
+        report.add("Inputs", f"{exc}; this dream reads this machine's sessions only")
+        return None
+    project = team.project_of(workspace)
+    report.add("Inputs", f"sessions: every member's of {project!r}, from {team.shown(url)}")
+    return index
 
 
 def _before_last_success(state: dict[str, Any], moment: datetime) -> bool:
@@ -319,6 +346,8 @@ class _Sessions:
 
         started = time.perf_counter()
         records = all_records(workspace)
+        if index is not None:  # a team index has the other members' sessions too
+            records += index.records()
         spans = index.sessions(r["id"] for r in records) if index else {}
         self.views: list[
             tuple[datetime | None, datetime | None, dict[str, Any], tuple[int, ...]]

@@ -88,6 +88,11 @@ class TurnIndex:
 
         return cls(open_for_reading(path)) if path.exists() else None
 
+    def records(self) -> list[dict[str, Any]]:
+        """Sessions of other machines the dream should see: none in the local index (a team
+        index, :class:`~hippo_core.index.team_turns.TeamTurnIndex`, has them)."""
+        return []
+
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         # One connection for the whole dream: a connection per query costs its page cache.
         from sqlalchemy import text

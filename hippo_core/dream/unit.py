@@ -225,6 +225,7 @@ class UnitRunner:
                 else:
                     passed.append(proposal)
         for proposal in passed:
+            proposal = self._whose(proposal)
             self._review(proposal, prompt_notes.get(proposal.note, ""), call, size)
 
     def _turn(self, session: str, ordinal: int) -> TurnText | None:
@@ -232,6 +233,16 @@ class UnitRunner:
         if key not in self.turns:
             self.turns[key] = self.index.turn(session, ordinal) if self.index else None
         return self.turns[key]
+
+    def _whose(self, proposal: Proposal) -> Proposal:
+        """The proposal with each evidence turn's member, when a team index gave one."""
+        from dataclasses import replace
+
+        evidence = tuple(
+            replace(e, who=turn.who) if (turn := self._turn(e.session, e.ordinal)) else e
+            for e in proposal.evidence
+        )
+        return replace(proposal, evidence=evidence) if evidence != proposal.evidence else proposal
 
     def _check(self, proposal: Proposal, checks: CheckContext) -> list[str]:
         for validator in self.plugins.validators():
@@ -262,7 +273,10 @@ class UnitRunner:
         self.report.add(
             "Proposals",
             f"`{proposal.id}` {proposal.pass_key} {proposal.kind} `{proposal.note}` (evidence: "
-            + ", ".join(f"{e.session} turn {e.ordinal}" for e in proposal.evidence)
+            + ", ".join(
+                f"{e.session} turn {e.ordinal}" + (f" by {e.who}" if e.who else "")
+                for e in proposal.evidence
+            )
             + ")",
         )
         self.plugins.event(workspace, Event("proposal", {"proposal": proposal.id}))

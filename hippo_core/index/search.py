@@ -23,6 +23,8 @@ class Hit:
     started: str | None
     cwd: str | None
     snippet: str
+    who: str | None = None
+    """Whose session it was, in a team index; None in the local one."""
 
 
 def fts_query(query: str) -> str:

@@ -1,0 +1,52 @@
+"""``hippo doctor``'s look at the team index: whether the server answers, and what it holds
+of this workspace."""
+
+from __future__ import annotations
+
+from hippo_core.plugins import hookimpl
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo_core.findings import Finding
+    from hippo_core.workspace import Workspace
+
+
+@hookimpl
+def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    import os
+
+    if not (workspace.settings.index_url or os.environ.get("HIPPO_INDEX_URL")):
+        return []
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from hippo_core.errors import HippoError
+    from hippo_core.findings import Finding
+    from hippo_core.index import team
+
+    try:
+        url = team.configured_url(workspace)
+        made = team.engine(url)
+    except HippoError as exc:
+        return [Finding("error", "team index", str(exc))]
+    project, here = team.project_of(workspace), team.machine()["id"]
+    try:
+        with made.connect() as conn:
+            row = conn.execute(
+                text(
+                    "SELECT count(*) AS sessions, count(DISTINCT member) AS members, "
+                    "count(*) FILTER (WHERE machine = :here) AS mine "
+                    "FROM hippo_sessions WHERE project = :project"
+                ),
+                {"project": project, "here": here},
+            ).one()
+    except DBAPIError as exc:
+        return [Finding("error", "team index", str(team.unreachable(url, exc)))]
+    finally:
+        made.dispose()
+    detail = (
+        f"{team.shown(url)}: {row.sessions} session{'' if row.sessions == 1 else 's'} of "
+        f"{project!r} from {row.members} member{'' if row.members == 1 else 's'}, "
+        f"{row.mine} pushed from this machine"
+    )
+    return [Finding("info", "team index", detail)]

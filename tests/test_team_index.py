@@ -1,0 +1,387 @@
+"""The team index on a real PostgreSQL server (tests/postgres.py): two members, each with a
+machine of their own (a ``HIPPO_HOME``, a Claude Code home, a clone of the workspace), run
+the real ``hippo`` program; what their ingests push, what ``hippo search`` finds, and what
+never leaves a machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from tests.claude_factory import ClaudeSession
+from tests.postgres import PASSWORD, USER, Database, running_server
+
+HIPPO = str(Path(sys.executable).parent / "hippo")
+
+
+@dataclass
+class Machine:
+    """One member's machine: its homes, its clone of the workspace, how it runs hippo."""
+
+    name: str
+    home: Path
+    root: Path
+    env: dict[str, str]
+
+    def hippo(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [HIPPO, *args], cwd=self.root, env=self.env, capture_output=True, text=True, check=False
+        )
+        if check:
+            assert done.returncode == 0, (args, done.stdout, done.stderr)
+        return done
+
+    def session(
+        self, prompt: str, answer: str, session: str | None = None, hours_ago: float = 1
+    ) -> str:
+        start = datetime.now(UTC) - timedelta(hours=hours_ago)
+        made = ClaudeSession(self.home / "claude", str(self.root), session=session, start=start)
+        made.prompt(prompt)
+        made.answer(answer)
+        made.write()
+        return made.session
+
+
+def _machine(tmp_path: Path, name: str, url: str) -> Machine:
+    home = tmp_path / name
+    (home / "claude").mkdir(parents=True)
+    root = home / "shop"
+    (root / ".hippo").mkdir(parents=True)
+    (root / ".hippo" / "settings.toml").write_text(f'index_url = "{url}"\n')
+    (root / "notes").mkdir()
+    (root / "notes" / "Home.md").write_text("# Home\n\nThe shop.\n")
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(home),
+        "HIPPO_HOME": str(home / "hippo"),
+        "CLAUDE_CONFIG_DIR": str(home / "claude"),
+        "HIPPO_LOAD_PLUGINS": "sleep",
+        "HIPPO_MEMBER": name,
+        "PGPASSWORD": PASSWORD,
+        "LANG": "C.UTF-8",
+    }
+    return Machine(name, home, root, env)
+
+
+def _url(db: Database) -> str:
+    """The settings' URL: no password (it comes from PGPASSWORD, as from ~/.pgpass)."""
+    return f"postgresql+psycopg://{USER}@127.0.0.1:{db.server.port}/{db.name}"
+
+
+def test_two_members_push_and_search_each_others_turns(postgres: Database, tmp_path: Path) -> None:
+    alice, bob = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "bob"))
+    alice.session("why do refunds stall on weekends?", "The refunds queue pauses on Saturdays.")
+    bob.session("fix the flaky checkout test", "The checkout test waited on the refunds queue.")
+    pushed = alice.hippo("ingest")
+    assert "team index postgresql+psycopg://hippo@127.0.0.1" in pushed.stdout
+    assert "pushed 1 session (1 turn)" in pushed.stdout
+    assert PASSWORD not in pushed.stdout + pushed.stderr
+    bob.hippo("ingest")
+    assert bob.hippo("ingest").stdout.count("pushed") == 0  # nothing new: nothing sent
+
+    found = alice.hippo("search", "refunds queue").stdout
+    assert "  alice\n" in found and "  bob\n" in found  # whose turn, each
+    assert "[refunds] [queue]" in found
+    only_bob = json.loads(alice.hippo("search", "refunds", "--who", "bob", "--json").stdout)
+    assert [hit["who"] for hit in only_bob] == ["bob"]
+    local = alice.hippo("search", "checkout", "--local", check=False)
+    assert local.returncode == 1  # bob's turn is not on alice's machine
+    assert postgres.sql("SELECT count(*) FROM hippo_turns") == "2\n"
+    assert postgres.sql("SELECT DISTINCT project FROM hippo_turns") == "shop\n"
+
+
+def test_private_text_never_leaves_the_machine(postgres: Database, tmp_path: Path) -> None:
+    alice = _machine(tmp_path, "alice", _url(postgres))
+    alice.session(
+        "deploy with the key <private>hunter2-launch-code</private> please",
+        "Deployed; the key was AKIAIOSFODNN7EXAMPLE.",
+    )
+    alice.session("<private-session>\nmy salary review", "Noted.")
+    kept = alice.session("the invoices job", "The invoices job runs at 02:00.")
+    alice.hippo("ingest")
+    stored = postgres.sql("SELECT prompt || ' ' || answer FROM hippo_turns ORDER BY id")
+    assert "hunter2" not in stored and "AKIA" not in stored and "salary" not in stored
+    assert "[redacted:aws-access-key]" in stored
+    assert "invoices job" in stored
+    assert postgres.sql("SELECT count(*) FROM hippo_sessions") == "2\n"
+    # A session made private after it was pushed is taken off the server by the next push.
+    path = next((alice.home / "claude" / "projects").rglob(f"{kept}.jsonl"))
+    later = ClaudeSession(alice.home / "claude", str(alice.root), session=kept)
+    later.prompt("<private-session>\nforget this one")
+    with path.open("a") as handle:
+        handle.write("".join(line + "\n" for line in later.lines))
+    assert "1 made private removed" in alice.hippo("ingest").stdout
+    assert "invoices" not in postgres.sql("SELECT prompt || answer FROM hippo_turns")
+
+
+def test_nothing_doubled_by_retries_rebuilds_or_two_ingests_at_once(
+    postgres: Database, tmp_path: Path
+) -> None:
+    alice = _machine(tmp_path, "alice", _url(postgres))
+    for number in range(30):
+        alice.session(f"task {number} about caching", f"Answer {number} about caching.")
+    runs = [
+        subprocess.Popen(
+            [HIPPO, "ingest"], cwd=alice.root, env=alice.env, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    for run in runs:
+        run.communicate(timeout=120)
+        assert run.returncode == 0
+    assert postgres.sql("SELECT count(*) FROM hippo_turns") == "30\n"
+    alice.hippo("ingest", "--full")  # the local index rebuilt: everything pushed again
+    assert postgres.sql("SELECT count(*) FROM hippo_turns") == "30\n"
+    assert postgres.sql("SELECT count(*) FROM hippo_sessions") == "30\n"
+
+
+def test_the_same_session_id_on_two_machines_is_two_sessions(
+    postgres: Database, tmp_path: Path
+) -> None:
+    alice, bob = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "bob"))
+    same = "11111111-2222-4333-8444-555555555555"
+    alice.session("alpha question", "alpha answer", session=same)
+    bob.session("beta question", "beta answer", session=same, hours_ago=-6)  # a clock ahead
+    alice.hippo("ingest")
+    bob.hippo("ingest")
+    assert postgres.sql("SELECT count(DISTINCT machine), count(*) FROM hippo_sessions") == "2|2\n"
+    assert "alpha" in alice.hippo("search", "alpha").stdout
+    assert "beta" in alice.hippo("search", "beta").stdout
+
+
+def test_a_server_that_is_away_leaves_the_local_index_working_and_catches_up(
+    tmp_path: Path,
+) -> None:
+    with running_server() as server:
+        server.sql("CREATE DATABASE away", database="postgres")
+        url = f"postgresql+psycopg://{USER}@127.0.0.1:{server.port}/away"
+        alice = _machine(tmp_path, "alice", url)
+        alice.session("first question about tokens", "Tokens rotate monthly.")
+        alice.hippo("ingest")
+        server.stop()
+        alice.session("second question about tokens", "Tokens live in the vault.")
+        offline = alice.hippo("ingest")
+        assert offline.stdout.startswith("ingested ")
+        [warning] = [line for line in offline.stderr.splitlines() if "team index" in line]
+        assert warning.startswith("warning: team index postgresql+psycopg://hippo@127.0.0.1")
+        assert warning.endswith("the local index has everything; the next ingest catches up")
+        searched = alice.hippo("search", "vault")
+        assert "searching this machine's index instead" in searched.stderr
+        assert "vault" in searched.stdout
+        server.start()
+        assert "pushed 1 session (1 turn)" in alice.hippo("ingest").stdout
+        assert server.sql("SELECT count(*) FROM hippo_turns", database="away") == "2\n"
+
+
+def test_bad_urls_passwords_and_schemas_are_one_line(postgres: Database, tmp_path: Path) -> None:
+    alice = _machine(tmp_path, "alice", _url(postgres))
+    alice.session("a question", "an answer")
+    wrong = dict(alice.env, PGPASSWORD="not-it")
+    done = subprocess.run(
+        [HIPPO, "ingest"], cwd=alice.root, env=wrong, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0 and "password authentication failed" in done.stderr
+    assert "check the user and the password (in ~/.pgpass or PGPASSWORD)" in done.stderr
+    assert "Traceback" not in done.stderr
+    (alice.root / ".hippo" / "settings.toml").write_text('index_url = "mysql://x@y/z"\n')
+    bad = alice.hippo("ingest", check=False)
+    assert "index_url" in bad.stderr and "postgresql+psycopg://" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    (alice.root / ".hippo" / "settings.toml").write_text(f'index_url = "{_url(postgres)}"\n')
+    with_password = dict(alice.env, HIPPO_INDEX_URL=postgres.url(), PGPASSWORD="")
+    done = subprocess.run(
+        [HIPPO, "ingest"], cwd=alice.root, env=with_password, capture_output=True, text=True
+    )
+    assert "team index postgresql+psycopg://hippo:***@127.0.0.1" in done.stdout
+    assert PASSWORD not in done.stdout + done.stderr
+    postgres.sql("UPDATE hippo_meta SET value = '99' WHERE key = 'schema_version'")
+    alice.session("another question", "another answer")
+    newer = alice.hippo("ingest")
+    assert "has schema 99; this hippo writes schema 1: a newer hippo made it" in newer.stderr
+    env = dict(alice.env, HIPPO_INDEX_URL="http://example.org")
+    done = subprocess.run(
+        [HIPPO, "search", "question"],
+        cwd=alice.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1 and done.stderr.startswith("error: HIPPO_INDEX_URL=")
+
+
+def test_the_dream_pushes_and_says_so(postgres: Database, tmp_path: Path) -> None:
+    alice = _machine(tmp_path, "alice", _url(postgres))
+    settings = alice.root / ".hippo" / "settings.toml"
+    settings.write_text(settings.read_text() + 'model_command = ["true"]\n')
+    alice.session("a dream question", "a dream answer")
+    alice.hippo("dream", "--dry-run")  # a dry run sends nothing anywhere
+    assert postgres.sql("SELECT to_regclass('hippo_turns') IS NULL") == "t\n"
+    alice.hippo("dream")
+    [report] = [
+        p
+        for p in (alice.root / ".hippo" / "reports").glob("*-dream.md")
+        if "dry run" not in p.read_text()
+    ]
+    assert "pushed 1 session (1 turn)" in report.read_text()
+    assert postgres.sql("SELECT member FROM hippo_turns") == "alice\n"
+    assert os.environ.get("HIPPO_INDEX_URL") is None
+
+
+def test_a_dream_verifies_notes_against_every_members_sessions(
+    postgres: Database, tmp_path: Path
+) -> None:
+    """Bob's session, pushed from his machine, is the evidence of a change Alice's dream
+    makes: her prompt shows whose turn it is, and the proposal, the receipt and the report
+    name him."""
+    from tests.dream_scene import CONFIRM, PROPOSER, TESTING, VERIFY_REVIEWER, replace
+    from tests.models import calls, scripted_model
+
+    alice, bob = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "bob"))
+    for machine in (alice, bob):
+        (machine.root / "notes" / "Testing.md").write_text(TESTING)
+    session = bob.session(
+        "How do we run the Testing suite now that the Makefile is gone?",
+        "The Makefile was removed. I ran `uv run pytest -q` from the repository root "
+        "and all 214 tests passed.",
+    )
+    assert "pushed 1 session" in bob.hippo("ingest").stdout
+    proposal = replace(evidence=[{"session": session, "ordinal": 0}])
+    argv, script = scripted_model(
+        tmp_path,
+        [
+            {"when": [PROPOSER], "reply": json.dumps([proposal])},
+            {"when": [VERIFY_REVIEWER], "reply": CONFIRM},
+        ],
+    )
+    alice.hippo("init")  # the core pack's passes
+    settings = alice.root / ".hippo" / "settings.toml"
+    settings.write_text(settings.read_text() + f"model_command = {json.dumps(argv)}\n")
+    alice.hippo("dream")
+    [report] = (alice.root / ".hippo" / "reports").glob("*-dream.md")
+    assert "`uv run pytest -q`" in (alice.root / "notes" / "Testing.md").read_text(), (
+        report.read_text()
+    )
+    [sent] = [c for c in calls(script) if PROPOSER in json.dumps(c)]
+    assert f"### Session {session}, turn 0 (started " in json.dumps(sent)
+    assert ", by bob;" in json.dumps(sent) and "- by: bob" in json.dumps(sent)
+    [receipt] = (alice.root / ".hippo" / "receipts").glob("*.json")
+    assert json.loads(receipt.read_text())["evidence"] == [
+        {"session": session, "ordinal": 0, "who": "bob"}
+    ]
+    assert f"(evidence: {session} turn 0 by bob)" in report.read_text()
+    assert "sessions: every member's of 'shop', from postgresql+psycopg://" in report.read_text()
+
+
+def test_hippo_eval_measures_the_team_index(postgres: Database, tmp_path: Path) -> None:
+    """Bob's session read the note in his clone; Alice's ``hippo eval`` counts it."""
+    alice, bob = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "bob"))
+    for machine in (alice, bob):
+        (machine.root / "notes" / "Deploy.md").write_text("# Deploy\n\nRun make deploy.\n")
+    made = ClaudeSession(bob.home / "claude", str(bob.root), start=datetime.now(UTC))
+    made.prompt("how do we deploy the shop?")
+    made.tool("Read", "Run make deploy.", file_path=str(bob.root / "notes" / "Deploy.md"))
+    made.answer("We deploy with make deploy.")
+    made.write()
+    bob.hippo("ingest")
+    alice.hippo("ingest")  # her own index: no session read Deploy.md here
+    verify = json.loads(alice.hippo("eval", "verify", "--json").stdout)
+    assert verify["sessions"] == 1 and verify["truth"] == 1 and verify["recall"] == 1.0
+    context = json.loads(alice.hippo("eval", "context", "--json").stdout)
+    assert context["tasks"] == 1
+
+
+def test_other_projects_stay_local_unless_the_setting_says_otherwise(
+    postgres: Database, tmp_path: Path
+) -> None:
+    alice = _machine(tmp_path, "alice", _url(postgres))
+    elsewhere = alice.home / "side-project"
+    elsewhere.mkdir()
+    made = ClaudeSession(alice.home / "claude", str(elsewhere), start=datetime.now(UTC))
+    made.prompt("the side project's parser")
+    made.answer("The parser is recursive descent.")
+    made.write()
+    alice.session("the shop's parser", "The shop has no parser.")
+    alice.hippo("ingest")
+    assert "side project" not in postgres.sql("SELECT prompt FROM hippo_turns")
+    settings = alice.root / ".hippo" / "settings.toml"
+    settings.write_text(settings.read_text() + 'index_share = "machine"\n')
+    alice.hippo("ingest")
+    assert postgres.sql("SELECT project, count(*) FROM hippo_turns GROUP BY 1 ORDER BY 1") == (
+        "|1\nshop|1\n"
+    )
+    assert "recursive" not in alice.hippo("search", "parser").stdout  # the shop's only
+    assert "recursive" in alice.hippo("search", "parser", "--all-projects").stdout
+    bare = subprocess.run(
+        [HIPPO, "search", "parser", "--all-projects"],
+        cwd=elsewhere,
+        env=alice.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bare.returncode == 2 and "--all-projects needs a team index" in bare.stderr
+
+
+def test_a_server_that_dies_mid_push_keeps_none_of_it_and_the_next_ingest_sends_it(
+    tmp_path: Path,
+) -> None:
+    import time
+
+    with running_server() as server:
+        server.sql("CREATE DATABASE dies", database="postgres")
+        url = f"postgresql+psycopg://{USER}@127.0.0.1:{server.port}/dies"
+        alice = _machine(tmp_path, "alice", url)
+        for number in range(1500):
+            alice.session(f"question {number} about queues", f"answer {number} about queues")
+        ingest = subprocess.Popen(
+            [HIPPO, "ingest"],
+            cwd=alice.root,
+            env=alice.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        # The tables are made in a transaction of their own, just before the push's.
+        for _ in range(3000):
+            if (
+                server.sql("SELECT to_regclass('hippo_turns') IS NOT NULL", database="dies")
+                == "t\n"
+            ):
+                break
+            time.sleep(0.01)
+        server.stop()  # fast shutdown: open transactions are rolled back
+        out, err = ingest.communicate(timeout=120)
+        assert ingest.returncode == 0 and out.startswith("ingested "), err
+        server.start()
+        left = int(server.sql("SELECT count(*) FROM hippo_turns", database="dies"))
+        if "warning: team index" in err:
+            assert left == 0  # the push was one transaction: nothing of it stayed
+        alice.hippo("ingest")
+        counts = server.sql(
+            "SELECT count(*), count(DISTINCT (session, ordinal)) FROM hippo_turns", database="dies"
+        )
+        assert counts == "1500|1500\n"
+
+
+def test_doctor_says_what_the_team_index_holds(postgres: Database, tmp_path: Path) -> None:
+    alice, bob = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "bob"))
+    alice.session("one", "answer one")
+    bob.session("two", "answer two")
+    alice.hippo("ingest")
+    bob.hippo("ingest")
+    said = alice.hippo("doctor", check=False).stdout
+    assert "info: team index: postgresql+psycopg://hippo@127.0.0.1:" in said
+    assert ": 2 sessions of 'shop' from 2 members, 1 pushed from this machine" in said
+    away = dict(alice.env, HIPPO_INDEX_URL=f"postgresql+psycopg://{USER}@127.0.0.1:1/none")
+    done = subprocess.run(
+        [HIPPO, "doctor"], cwd=alice.root, env=away, capture_output=True, text=True, check=False
+    )
+    assert "error: team index: team index postgresql+psycopg://hippo@127.0.0.1:1/none" in (
+        done.stdout
+    )
