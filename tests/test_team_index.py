@@ -385,3 +385,20 @@ def test_doctor_says_what_the_team_index_holds(postgres: Database, tmp_path: Pat
     assert "error: team index: team index postgresql+psycopg://hippo@127.0.0.1:1/none" in (
         done.stdout
     )
+
+
+def test_a_long_session_is_pushed_in_pieces(postgres: Database, tmp_path: Path) -> None:
+    """More turns than one statement takes: 5,000 of 14 values each is over PostgreSQL's
+    65,535 parameters; each turn touched a file."""
+    alice = _machine(tmp_path, "alice", _url(postgres))
+    made = ClaudeSession(alice.home / "claude", str(alice.root), start=datetime.now(UTC))
+    for number in range(5000):
+        made.prompt(f"step {number}")
+        made.tool("Read", "ok", file_path=str(alice.root / "notes" / "Home.md"))
+        made.answer(f"done {number}")
+    made.write()
+    assert "pushed 1 session (5000 turns)" in alice.hippo("ingest").stdout
+    assert postgres.sql("SELECT count(*), count(DISTINCT ordinal) FROM hippo_turns") == (
+        "5000|5000\n"
+    )
+    assert postgres.sql("SELECT count(*), min(path) FROM hippo_touched") == "5000|notes/Home.md\n"

@@ -38,8 +38,9 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 ENV = "HIPPO_INDEX_URL"
-#: Sessions pushed per batch of statements.
-BATCH = 200
+#: Sessions pushed per batch of statements, and turns per statement (PostgreSQL takes at
+#: most 65,535 parameters in one, SQLite 32,766).
+BATCH, TURN_BATCH = 200, 1000
 
 
 def configured_url(workspace: Workspace | None) -> str:
@@ -329,7 +330,6 @@ def _send_batch(
     project: str,
     folders: list[str],
 ) -> int:
-    from sqlalchemy import delete
     from sqlalchemy.dialects.postgresql import insert
 
     from hippo_core.index import team_schema as team
@@ -355,8 +355,26 @@ def _send_batch(
     turns = local.execute(
         f"SELECT * FROM turns WHERE session IN ({marks}) ORDER BY session, ordinal", ids
     ).fetchall()
-    if not turns:
-        return 0
+    for start in range(0, len(turns), TURN_BATCH):  # within both databases' parameter limits
+        _send_turns(conn, local, turns[start : start + TURN_BATCH], where, who, project, folders)
+    return len(turns)
+
+
+def _send_turns(
+    conn: Connection,
+    local: sqlite3.Connection,
+    turns: list[sqlite3.Row],
+    where: str,
+    who: str,
+    project: str,
+    folders: list[str],
+) -> None:
+    """Upsert ``turns``, and replace the files they touched."""
+    from sqlalchemy import delete
+    from sqlalchemy.dialects.postgresql import insert
+
+    from hippo_core.index import team_schema as team
+
     turn_columns = [c.name for c in team.turns.columns if c.name not in (*_OURS, "id", "search")]
     rows = [
         {
@@ -392,7 +410,6 @@ def _send_batch(
     ]
     if touched:
         conn.execute(team.touched.insert(), touched)
-    return len(rows)
 
 
 def _project_kept(table: Any, statement: Any) -> Any:
