@@ -402,3 +402,26 @@ def test_a_long_session_is_pushed_in_pieces(postgres: Database, tmp_path: Path) 
         "5000|5000\n"
     )
     assert postgres.sql("SELECT count(*), min(path) FROM hippo_touched") == "5000|notes/Home.md\n"
+
+
+def test_a_declared_handoff_reaches_the_team_redacted(
+    postgres: Database, tmp_path: Path
+) -> None:
+    """``hippo session end --handoff`` writes the session's record, not the index: the next
+    push still sends it, redacted."""
+    bob = _machine(tmp_path, "bob", _url(postgres))
+    session = bob.session("move the refunds job", "Moved it to the nightly queue.")
+    bob.hippo("ingest")
+    bob.hippo(
+        "session",
+        "end",
+        "--id",
+        session,
+        "--handoff",
+        "Refunds now run nightly; the key AKIAIOSFODNN7EXAMPLE moved to the vault.",
+    )
+    assert "pushed 0 sessions (0 turns), 1 handoff" in bob.hippo("ingest").stdout
+    assert postgres.sql("SELECT handoff FROM hippo_sessions") == (
+        "Refunds now run nightly; the key [redacted:aws-access-key] moved to the vault.\n"
+    )
+    assert "pushed" not in bob.hippo("ingest").stdout  # sent once

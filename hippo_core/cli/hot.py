@@ -213,7 +213,7 @@ def _push(workspace: Workspace, say: Callable[[str], None]) -> dict[str, object]
     except HippoError as exc:
         say(f"warning: {exc}")
         return {"error": str(exc)}
-    said = pushed.line(url) if pushed.sessions or pushed.removed else ""
+    said = pushed.line(url) if pushed.anything else ""
     return {**pushed.__dict__, "line": said} if said else dict(pushed.__dict__)
 
 

@@ -243,7 +243,7 @@ def _push_to_team(workspace: Workspace, report: Report) -> Any:
         return None
     try:
         pushed = team.push(workspace, url)
-        if pushed.sessions or pushed.removed:
+        if pushed.anything:
             report.add("Inputs", pushed.line(url))
         index = turn_index(workspace)
     except HippoError as exc:

@@ -196,10 +196,17 @@ class Pushed:
     sessions: int = 0
     turns: int = 0
     removed: int = 0
+    handoffs: int = 0
+
+    @property
+    def anything(self) -> bool:
+        return bool(self.sessions or self.removed or self.handoffs)
 
     def line(self, url: str) -> str:
         what = f"{self.sessions} session{'' if self.sessions == 1 else 's'}"
         what += f" ({self.turns} turn{'' if self.turns == 1 else 's'})"
+        if self.handoffs:
+            what += f", {self.handoffs} handoff{'' if self.handoffs == 1 else 's'}"
         if self.removed:
             what += f", {self.removed} made private removed"
         return f"team index {shown(url)}: pushed {what}"
@@ -231,6 +238,8 @@ def _watermark(path: Path, index: Path, now: int) -> int | None:
 
 def push(workspace: Workspace, url: str) -> Pushed:
     """Push the workspace's sessions that changed since the last push; what went."""
+    import time
+
     from hippo_core.home import index_path
     from hippo_core.index.db import connect, generation
     from hippo_core.index.derived import _private_sessions, members, workspace_folders
@@ -240,29 +249,97 @@ def push(workspace: Workspace, url: str) -> Pushed:
         return Pushed()
     state = _state_path(url, workspace)
     local = connect(index)
+    started = time.time()
     try:
         now = generation(local)
         since = _watermark(state, index, now)
-        if since == now:
+        handoffs = _handoffs(workspace, _records_at(state) if since is not None else None)
+        if since == now and not handoffs:
             return Pushed()
         folders = workspace_folders(workspace)
         rows = members(local, workspace, folders, since)
         others = _others(local, rows, since) if workspace.settings.index_share == "machine" else []
         private = _private_sessions(local, since)
         done = Pushed()
-        if rows or others or private:  # else nothing to say to the server
+        if rows or others or private or handoffs:  # else nothing to say to the server
             made = engine(url)
             try:
                 done = _send(made, url, local, workspace, folders, rows, private, others)
+                done.handoffs = _send_handoffs(made, url, handoffs)
             finally:
                 made.dispose()
     finally:
         local.close()
-    atomic_write(
-        state,
-        json.dumps({"url": shown(url), "generation": now, "index": os.stat(index).st_ino}) + "\n",
-    )
+    written = {"url": shown(url), "generation": now, "index": os.stat(index).st_ino}
+    atomic_write(state, json.dumps({**written, "records_at": started}) + "\n")
     return done
+
+
+def _records_at(state: Path) -> float | None:
+    """When the last push began: declared records written since may hold new handoffs."""
+    try:
+        found = json.loads(state.read_text(encoding="utf-8")).get("records_at")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if isinstance(found, (int, float)) else None
+
+
+def _handoffs(workspace: Workspace, since: float | None) -> dict[str, str]:
+    """The handoffs sessions declared (``hippo session end --handoff``, the MCP tool) in
+    records written since ``since`` (all when None), redacted: they live in the session
+    records, not in the index, so the index's generation does not see them change."""
+    from hippo_core import quickjson
+    from hippo_core.transcripts.privacy import redact
+
+    found: dict[str, str] = {}
+    try:
+        entries = list(os.scandir(workspace.sessions_dir))
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.name.endswith(".json"):
+            continue
+        try:
+            if since is not None and entry.stat().st_mtime < since - 1:
+                continue
+            with open(entry.path, "rb") as handle:
+                record = quickjson.loads(handle.read())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(record, dict) or record.get("private"):
+            continue
+        handoff = record.get("handoff")
+        if isinstance(handoff, str) and handoff and not record.get("handoff_derived"):
+            found[str(record.get("id"))] = redact(handoff).text
+    return found
+
+
+def _send_handoffs(made: Engine, url: str, handoffs: dict[str, str]) -> int:
+    """Set the declared handoffs on this machine's sessions that the server has."""
+    from sqlalchemy import update
+    from sqlalchemy.exc import DBAPIError
+
+    from hippo_core.index import team_schema as team
+
+    if not handoffs:
+        return 0
+    where, count = machine()["id"], 0
+    try:
+        with made.begin() as conn:
+            for sid, handoff in handoffs.items():
+                done = conn.execute(
+                    update(team.sessions)
+                    .where(
+                        team.sessions.c.machine == where,
+                        team.sessions.c.id == sid,
+                        team.sessions.c.handoff.is_distinct_from(handoff),
+                    )
+                    .values(handoff=handoff)
+                )
+                count += done.rowcount or 0
+    except DBAPIError as exc:
+        raise unreachable(url, exc) from None
+    return count
 
 
 def _others(
