@@ -404,9 +404,7 @@ def test_a_long_session_is_pushed_in_pieces(postgres: Database, tmp_path: Path) 
     assert postgres.sql("SELECT count(*), min(path) FROM hippo_touched") == "5000|notes/Home.md\n"
 
 
-def test_a_declared_handoff_reaches_the_team_redacted(
-    postgres: Database, tmp_path: Path
-) -> None:
+def test_a_declared_handoff_reaches_the_team_redacted(postgres: Database, tmp_path: Path) -> None:
     """``hippo session end --handoff`` writes the session's record, not the index: the next
     push still sends it, redacted."""
     bob = _machine(tmp_path, "bob", _url(postgres))

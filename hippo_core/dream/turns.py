@@ -68,7 +68,11 @@ def _term_query(term: str) -> str:
 
 
 class TurnIndex:
-    """Read-only queries over ``$HIPPO_HOME/index.sqlite`` (through SQLAlchemy)."""
+    """Read-only queries over ``$HIPPO_HOME/index.sqlite`` (through SQLAlchemy).
+
+    The way turns are found is here; the SQL that fetches them is in the ``_*_rows``
+    methods, which the team index (:class:`~hippo_core.index.team_turns.TeamTurnIndex`)
+    asks of PostgreSQL instead."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -105,10 +109,7 @@ class TurnIndex:
         rows = list(rows)
         files: dict[int, list[str]] = {}
         if rows:
-            ids = ",".join(str(int(r.id)) for r in rows)
-            for row in self._rows(
-                f"SELECT turn, kind, path FROM touched WHERE turn IN ({ids}) ORDER BY rowid", {}
-            ):
+            for row in self._touched_rows(",".join(str(int(r.id)) for r in rows)):
                 files.setdefault(row.turn, []).append(
                     f"{_KINDS.get(row.kind, row.kind)} {row.path}"
                 )
@@ -121,9 +122,16 @@ class TurnIndex:
                 answer=r.answer,
                 tools=tuple(json.loads(r.tools or "[]")),
                 files=tuple(files.get(r.id, ())),
+                who=getattr(r, "member", "") or "",
             )
             for r in rows
         ]
+
+    def _touched_rows(self, ids: str) -> list[Any]:
+        """``turn, kind, path`` of the files the turns ``ids`` (digits and commas) touched."""
+        return self._rows(
+            f"SELECT turn, kind, path FROM touched WHERE turn IN ({ids}) ORDER BY rowid", {}
+        )
 
     def mentioning(
         self,
@@ -201,22 +209,13 @@ class TurnIndex:
                 if row.session in sessions and len(found) < MAX_TURNS:
                     found.setdefault(row.id, (row, match))
 
-        paths = [str(note_file)] + [f"%/{s.lstrip('./')}" for s in sources]
-        touched: list[Any] = []
-        for pattern in paths if by_file else []:
-            op = "LIKE" if pattern.startswith("%") else "="
-            touched += self._rows(
-                # CROSS JOIN keeps SQLite from walking every turn of the window first.
-                "SELECT t.* FROM touched x CROSS JOIN turns t ON t.id = x.turn "
-                f"WHERE x.path {op} :path AND t.started >= :start AND t.started < :end "
-                "ORDER BY t.started DESC LIMIT 500",
-                {"path": pattern, **window},
-            )
-        take(sorted(touched, key=lambda r: r.started or "", reverse=True), "file")
-        phrases = [_phrase(text) for text in (note.title, *note.headings, *sources)]
-        query = " OR ".join(dict.fromkeys(p for p in phrases if p))
-        if query and len(found) < MAX_TURNS:
-            take(self._search(query, window), "phrase")
+        if by_file:
+            touched = self._file_rows(note_file, sources, window)
+            take(sorted(touched, key=lambda r: r.started or "", reverse=True), "file")
+        said = (_phrase(text) for text in (note.title, *note.headings, *sources))
+        phrases = [phrase for phrase in dict.fromkeys(said) if phrase]
+        if phrases and len(found) < MAX_TURNS:
+            take(self._phrase_rows(phrases, window), "phrase")
         if len(found) < MAX_TURNS:
             take(self._by_words(word_weights(note, body_terms), window), "words")
         return [
@@ -226,51 +225,73 @@ class TurnIndex:
 
     def _by_words(self, weights: dict[str, float], window: dict[str, str]) -> list[Any]:
         """The turns that share the weighted terms, best first: each turn scores, for each
-        term it has, the term's weight times its BM25 in the turn."""
+        term it has, the term's weight times how well the term matches it."""
         scores: dict[int, float] = {}
         rows: dict[int, Any] = {}
         for term, weight in weights.items():
-            for row in self._rows(
-                "SELECT t.*, bm25(turns_fts) AS score FROM turns_fts "
-                "JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH :query "
-                "AND t.started >= :start AND t.started < :end ORDER BY score LIMIT 500",
-                {"query": _term_query(term), **window},
-            ):
+            for row in self._term_rows(term, window):
                 rows.setdefault(row.id, row)
-                scores[row.id] = scores.get(row.id, 0.0) - weight * row.score  # bm25 < 0
+                scores[row.id] = scores.get(row.id, 0.0) + weight * row.score
         best = sorted(scores, key=lambda i: rows[i].started or "", reverse=True)
         best.sort(key=lambda i: -round(scores[i], 9))  # ties: the newer first
         return [rows[i] for i in best]
 
-    def _search(self, query: str, window: dict[str, str]) -> list[Any]:
+    def _file_rows(self, note_file: Path, sources: list[str], window: dict[str, str]) -> list[Any]:
+        """The window's turns that read, edited or cited the note's file or a source."""
+        touched: list[Any] = []
+        for pattern in [str(note_file)] + [f"%/{s.lstrip('./')}" for s in sources]:
+            op = "LIKE" if pattern.startswith("%") else "="
+            touched += self._rows(
+                # CROSS JOIN keeps SQLite from walking every turn of the window first.
+                "SELECT t.* FROM touched x CROSS JOIN turns t ON t.id = x.turn "
+                f"WHERE x.path {op} :path AND t.started >= :start AND t.started < :end "
+                "ORDER BY t.started DESC LIMIT 500",
+                {"path": pattern, **window},
+            )
+        return touched
+
+    def _phrase_rows(self, phrases: list[str], window: dict[str, str]) -> list[Any]:
+        """The window's turns holding one of the FTS5 ``phrases``, best first."""
         return self._rows(
             "SELECT t.* FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid "
             "WHERE turns_fts MATCH :query AND t.started >= :start AND t.started < :end "
             "ORDER BY bm25(turns_fts), t.started DESC LIMIT 500",
-            {"query": query, **window},
+            {"query": " OR ".join(phrases), **window},
+        )
+
+    def _term_rows(self, term: str, window: dict[str, str]) -> list[Any]:
+        """The window's turns holding a word ``term`` begins, each with its ``score``
+        (higher is better: BM25, which FTS5 gives below zero, turned round)."""
+        return self._rows(
+            "SELECT t.*, -bm25(turns_fts) AS score FROM turns_fts "
+            "JOIN turns t ON t.id = turns_fts.rowid WHERE turns_fts MATCH :query "
+            "AND t.started >= :start AND t.started < :end ORDER BY score DESC LIMIT 500",
+            {"query": _term_query(term), **window},
         )
 
     def turn(self, session: str, ordinal: int) -> TurnText | None:
         """The turn ``ordinal`` of ``session``, or None when the index has no such turn."""
         if not 0 <= ordinal < 2**63:  # no INTEGER holds it, so no turn has it
             return None
-        rows = self._rows(
+        rows = self._turn_rows(session, ordinal)
+        return self._texts(rows[:1])[0] if rows else None
+
+    def _turn_rows(self, session: str, ordinal: int) -> list[Any]:
+        return self._rows(
             "SELECT * FROM turns WHERE session = :session AND ordinal = :ordinal",
             {"session": session, "ordinal": ordinal},
         )
-        return self._texts(rows)[0] if rows else None
 
     def sessions(self, ids: Iterable[str]) -> dict[str, tuple[str | None, str | None, list[int]]]:
         """For each indexed session of ``ids``: its first and last turn times and ordinals."""
         wanted = set(ids)
         spans: dict[str, tuple[str | None, str | None, list[int]]] = {}
-        for row in self._rows(
-            "SELECT session, ordinal, started, ended FROM turns ORDER BY session, ordinal", {}
-        ):
+        for row in self._span_rows(wanted):
             if row.session not in wanted:
                 continue
             first, last, ordinals = spans.get(row.session, (None, None, []))
-            ordinals.append(row.ordinal)
+            if not ordinals or ordinals[-1] != row.ordinal:  # one id on two machines: once
+                ordinals.append(row.ordinal)
             moment = row.ended or row.started
             spans[row.session] = (
                 first or row.started,
@@ -278,3 +299,10 @@ class TurnIndex:
                 ordinals,
             )
         return spans
+
+    def _span_rows(self, wanted: set[str]) -> list[Any]:
+        """``session, ordinal, started, ended`` of every turn (of ``wanted``, where that is
+        cheaper to ask), by session and ordinal."""
+        return self._rows(
+            "SELECT session, ordinal, started, ended FROM turns ORDER BY session, ordinal", {}
+        )

@@ -72,6 +72,25 @@ def parse_since(value: str, now: datetime | None = None) -> str:
     return parsed.strftime("%Y-%m-%dT%H:%M:%S")
 
 
+def filters(
+    *, tool: str | None, session: str | None, since: str | None
+) -> tuple[list[str], dict[str, object]]:
+    """The conditions on the turns ``t`` that ``--tool``, ``--session`` and ``--since`` ask
+    for, and their parameters (the local index's and the team's alike)."""
+    where: list[str] = []
+    params: dict[str, object] = {}
+    if tool:
+        where.append("t.tool = :tool")
+        params["tool"] = tool
+    if session:
+        where.append("t.session = :session")
+        params["session"] = session_id(session)
+    if since:
+        where.append("t.started >= :since")
+        params["since"] = parse_since(since)
+    return where, params
+
+
 def find_turns(
     query: str,
     *,
@@ -101,17 +120,9 @@ def search(
     limit: int = 20,
 ) -> list[Hit]:
     """The best ``limit`` turns matching ``query``, best first."""
-    where = ["turns_fts MATCH :query"]
-    params: dict[str, object] = {"query": fts_query(query), "limit": limit}
-    if tool:
-        where.append("t.tool = :tool")
-        params["tool"] = tool
-    if session:
-        where.append("t.session = :session")
-        params["session"] = session_id(session)
-    if since:
-        where.append("t.started >= :since")
-        params["since"] = parse_since(since)
+    where, params = filters(tool=tool, session=session, since=since)
+    where.insert(0, "turns_fts MATCH :query")
+    params.update(query=fts_query(query), limit=limit)
     sql = text(
         "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, "
         "snippet(turns_fts, -1, '[', ']', ' ... ', 16) AS snippet "

@@ -547,20 +547,11 @@ def search(
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from hippo_core.index.search import Hit, parse_since
-    from hippo_core.sessions import session_id
+    from hippo_core.index.search import Hit, filters
 
-    where = ["t.search @@ q"] + (["t.project = :project"] if project is not None else [])
-    params: dict[str, object] = {"q": tsquery(query), "project": project, "limit": limit}
-    if tool:
-        where.append("t.tool = :tool")
-        params["tool"] = tool
-    if session:
-        where.append("t.session = :session")
-        params["session"] = session_id(session)
-    if since:
-        where.append("t.started >= :since")
-        params["since"] = parse_since(since)
+    where, params = filters(tool=tool, session=session, since=since)
+    where[:0] = ["t.search @@ q"] + (["t.project = :project"] if project is not None else [])
+    params.update(q=tsquery(query), project=project, limit=limit)
     if who:
         where.append("t.member = :who")
         params["who"] = who
