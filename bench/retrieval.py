@@ -74,8 +74,8 @@ def old_search(index, note, note_file: Path, window: dict[str, str], sessions) -
         return '"' + " ".join(words) + '"' if words else None
 
     phrases = [phrase(t) for t in (note.title, *note.headings, *(note.meta.sources or ()))]
-    query = " OR ".join(dict.fromkeys(p for p in phrases if p))
-    rows = index._search(query, window) if query else []
+    wanted = [p for p in dict.fromkeys(phrases) if p]
+    rows = index._phrase_rows(wanted, window) if wanted else []
     rows += index._rows(
         "SELECT t.* FROM touched x CROSS JOIN turns t ON t.id = x.turn WHERE x.path = :path "
         "AND t.started >= :start AND t.started < :end ORDER BY t.started DESC LIMIT 500",
