@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.claude_factory import ClaudeSession
-from tests.conftest import HippoRunner
+from tests.conftest import HippoRunner, WorkspaceMaker
 
 
 @pytest.fixture
@@ -53,3 +53,16 @@ def test_search_bad_input_is_one_line(hippo: HippoRunner, indexed: Path) -> None
 def test_search_without_an_index_says_what_to_run(hippo: HippoRunner, tmp_path: Path) -> None:
     run = hippo("search", "x", cwd=tmp_path)
     assert run.code == 1 and "run `hippo ingest` first" in run.err
+
+
+def test_team_flags_without_a_team_index_are_usage_errors(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace()
+    for flags, said in (
+        (("--who", "bob"), "--who needs a team index: set index_url in .hippo/settings.toml"),
+        (("--all-projects",), "--all-projects needs a team index"),
+        (("--who", "bob", "--local"), "--who searches the team index, and --local this"),
+    ):
+        run = hippo("search", "refunds", *flags, cwd=ws)
+        assert run.code == 2 and said in run.err, run.err

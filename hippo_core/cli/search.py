@@ -55,6 +55,10 @@ def search(
         hits = _team_search(url, query, tool, session, since, who, limit, all_projects)
     elif who or all_projects:
         flag = "--who" if who else "--all-projects"
+        if local:
+            raise UsageError(
+                f"{flag} searches the team index, and --local this machine's: give one"
+            )
         raise UsageError(f"{flag} needs a team index: set index_url in .hippo/settings.toml")
     if hits is None:
         hits = find_turns(query, tool=tool, session=session, since=since, limit=limit)
