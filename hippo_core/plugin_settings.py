@@ -114,3 +114,84 @@ def _known_only(model: type[BaseModel], values: dict[str, Any]) -> dict[str, Any
             value = _known_only(inner, value)
         cleaned[key] = value
     return cleaned
+
+
+def _leaf_keys(model: type[BaseModel], prefix: str) -> list[str]:
+    """The dotted keys of ``model`` that hold a value (not a table of their own)."""
+    keys = []
+    for field_name, field in model.model_fields.items():
+        inner = field.annotation
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            keys += _leaf_keys(inner, f"{prefix}.{field_name}")
+        else:
+            keys.append(f"{prefix}.{field_name}")
+    return keys
+
+
+def _owned_key(
+    plugins: Plugins, key: str, *, tables: bool = False
+) -> tuple[str, type[BaseModel], list[str]]:
+    """The table of ``key`` (``triggers.on_compact``), its model and the path below it (a
+    table of its own too, with ``tables``); one usage error when it is none of them."""
+    from hippo_core.errors import UsageError
+
+    owned = plugins.settings_tables()
+    name, _, rest = key.partition(".")
+    if name not in owned or not rest:
+        raise UsageError(f"'{key}' is not a setting of hippo or of a plugin here")
+    model = owned[name]
+    leaves = _leaf_keys(model, name)
+    known = _keys(model, name) if tables else leaves
+    if key not in known:
+        inside = [leaf for leaf in leaves if leaf.startswith(key + ".")]
+        if inside:
+            raise UsageError(f"'{key}' is a table: set one of its keys ({', '.join(inside[:6])})")
+        line = unknown_line(key, known).replace(" and was ignored", "")
+        if " - did you mean " not in line:
+            more = f" and {len(known) - 12} more" if len(known) > 12 else ""
+            line += f"; the keys of [{name}]: {', '.join(known[:12])}{more}"
+        raise UsageError(line)
+    return name, model, rest.split(".")
+
+
+def get_plugin_setting(workspace: Workspace, plugins: Plugins, key: str) -> Any:
+    """The effective value of a plugin table's dotted ``key`` (its default when unset)."""
+    name, _model, path = _owned_key(plugins, key, tables=True)
+    value: Any = table(workspace, plugins, name)[0]
+    for part in path:
+        value = getattr(value, part)
+    return value.model_dump() if isinstance(value, BaseModel) else value
+
+
+def set_plugin_setting(
+    workspace: Workspace, plugins: Plugins, key: str, text: str, *, shown_as: str
+) -> None:
+    """Set a plugin table's dotted ``key`` to the TOML value ``text`` in the settings file,
+    keeping its comments; checked by the plugin's model first, nothing written when wrong."""
+    import tomlkit
+
+    from hippo_core.atomic import atomic_write
+    from hippo_core.settings_schema import error_line, parse_toml, parse_value
+
+    name, model, path = _owned_key(plugins, key)
+    settings_path = workspace.settings_path
+    raw = settings_path.read_bytes() if settings_path.exists() else b""
+    document = parse_toml(raw, shown_as)
+    where: Any = document
+    for part in [name, *path[:-1]]:
+        if part not in where:
+            where[part] = tomlkit.table()
+        where = where[part]
+        if not isinstance(where, dict):
+            raise HippoError(f"{shown_as}: '{key}': {part} is not a table; fix it by hand")
+    where[path[-1]] = parse_value(text)
+    values = document.unwrap().get(name, {})
+    try:
+        model.model_validate(_known_only(model, values))
+    except ValidationError as exc:
+        raise HippoError(error_line(exc, values, shown_as, (name,))) from None
+    new = tomlkit.dumps(document)
+    new = new if new.endswith("\n") else new + "\n"
+    if raw.startswith(b"\xef\xbb\xbf"):
+        new = "\ufeff" + new
+    atomic_write(settings_path, new)

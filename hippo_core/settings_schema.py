@@ -237,7 +237,7 @@ def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
     _check_known(key)
     raw = path.read_bytes() if path.exists() else b""
     document = parse_toml(raw, shown_as)
-    document[key] = _parse_value(text)
+    document[key] = parse_value(text)
     new = tomlkit.dumps(document)
     new = new if new.endswith("\n") else new + "\n"
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -246,7 +246,7 @@ def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
     atomic_write(path, new)
 
 
-def _parse_value(text: str) -> Any:
+def parse_value(text: str) -> Any:
     try:
         return tomlkit.parse(f"value = {text}")["value"]
     except ParseError:

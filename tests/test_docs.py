@@ -100,3 +100,18 @@ def test_the_manual_links_resolve():
             if "://" in target:
                 continue
             assert (page.parent / target).exists(), f"{page.name} links to missing {target}"
+
+
+def test_the_configuration_chapter_shows_what_hippo_config_prints(hippo, make_workspace):
+    """The chapter's hippo config examples that run in any workspace, as they print."""
+    chapter = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    ws = make_workspace()
+    for command in (
+        "hippo config set budget_byte 5",
+        "hippo config set triggers.on_compact true",
+        "hippo config get triggers.on_compact",
+        "hippo config set triggers.after_session 5",
+    ):
+        run = hippo(*command.split()[1:], cwd=ws)
+        shown = f"$ {command}\n{run.out}{run.err}"
+        assert shown in chapter, shown

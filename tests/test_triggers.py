@@ -184,3 +184,27 @@ def test_hooks_install_adds_the_compaction_hook_when_triggers_are_on(
     assert "already has hippo's hooks" in hippo("hooks", "install", agent, cwd=on).out
     removed = hippo("hooks", "uninstall", agent, cwd=on)
     assert "removed 4 hippo hooks" in removed.out
+
+
+def test_hippo_config_sets_and_gets_the_triggers(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    ws = make_workspace("# my settings\nbudget_bytes = 20000\n")
+    assert hippo("config", "set", "triggers.on_compact", "true", cwd=ws).code == 0
+    assert hippo("config", "set", "triggers.after_sessions", "5", cwd=ws).code == 0
+    text = (ws / ".hippo" / "settings.toml").read_text()
+    assert text.startswith("# my settings\nbudget_bytes = 20000\n")  # kept as it was
+    assert "[triggers]\non_compact = true\nafter_sessions = 5\n" in text
+    assert hippo("config", "get", "triggers.after_sessions", cwd=ws).out == "5\n"
+    assert "info: triggers: dreams start after 5 ended sessions" in hippo("doctor", cwd=ws).out
+    assert "PreCompact" in hippo("hooks", "install", "claude-code", cwd=ws).out
+    for args, said in (
+        (("triggers.after_session", "3"), "did you mean triggers.after_sessions?"),
+        (("triggers.after_sessions", "five"), "triggers.after_sessions: input should be"),
+        (("nosuch.key", "1"), "'nosuch.key' is not a setting of hippo or of a plugin here"),
+        (("sleep.model", "3"), "'sleep.model' is a table: set one of its keys"),
+    ):
+        run = hippo("config", "set", *args, cwd=ws)
+        assert run.code != 0 and said in run.err and "Traceback" not in run.err, run.err
+    assert text == (ws / ".hippo" / "settings.toml").read_text()  # nothing written
+    assert "max_tokens = 2000" in hippo("config", "get", "sleep.model", cwd=ws).out
