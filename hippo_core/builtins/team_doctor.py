@@ -26,7 +26,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
     try:
         url = team.configured_url(workspace)
-        made = team.engine(url)
+        made = team.engine(url, timeout=team.READ_TIMEOUT)
     except HippoError as exc:
         return [Finding("error", "team index", str(exc))]
     project, here = team.project_of(workspace), team.machine()["id"]

@@ -72,7 +72,11 @@ def project_of(workspace: Workspace) -> str:
     return workspace.settings.index_project or workspace.root.name
 
 
-def engine(url: str) -> Engine:
+#: Seconds to wait for the server to answer: a push may wait; a search falls back sooner.
+PUSH_TIMEOUT, READ_TIMEOUT = 10, 3
+
+
+def engine(url: str, *, timeout: int = PUSH_TIMEOUT) -> Engine:
     """An engine for the team index at ``url``; its tables made when they are missing, and
     a schema of another version refused. Every failure is one :class:`HippoError`."""
     from sqlalchemy import create_engine
@@ -86,7 +90,7 @@ def engine(url: str) -> Engine:
             "the team index needs psycopg: pip install 'hippo-memory[postgres]'"
         ) from None
     try:
-        made = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": 10})
+        made = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": timeout})
     except ArgumentError as exc:
         raise HippoError(f"index_url {shown(url)} is not a database URL ({exc})") from None
     try:
@@ -564,7 +568,7 @@ def search(
         f"WHERE {' AND '.join(where)} "
         "ORDER BY ts_rank(t.search, q) DESC, t.started DESC LIMIT :limit"
     )
-    made = engine(url)
+    made = engine(url, timeout=READ_TIMEOUT)
     try:
         with made.connect() as conn:
             rows = conn.execute(sql, params).all()
