@@ -43,8 +43,9 @@ from typing import Any
 import pytest
 
 from tests.claude_factory import ClaudeSession
+from tests.doc_steps import Step, matches, steps
 from tests.models import SCRIPTED
-from tests.test_tutorial import CLAUDE, matches
+from tests.test_tutorial import CLAUDE
 from tests.venvs import ROOT
 
 CHAPTER = ROOT / "docs" / "quick-start.md"
@@ -109,67 +110,6 @@ EDITOR = """\
 import sys
 open(sys.argv[1], "w", encoding="utf-8").write({text!r})
 """
-
-
-@dataclass(frozen=True)
-class Step:
-    line: int
-    """Where the step is in its page (1-based)."""
-    command: str = ""
-    output: tuple[str, ...] = ()
-    compared: bool = True
-    """False for a ```sh line: only its exit status counts."""
-    path: str = ""
-    """A file the reader writes (then ``output`` is its text)."""
-
-
-def steps(text: str, page: str, first: int = 1, sh: bool = False) -> list[Step]:
-    """The commands and files of ``text`` in order; ``first`` is its first line's number and
-    ``sh`` lets ```sh blocks in."""
-    found: list[Step] = []
-    lines = text.splitlines()
-    number = 0
-    while number < len(lines):
-        opening = lines[number]
-        number += 1
-        if not opening.startswith("```"):
-            continue
-        start = number
-        while not lines[number].startswith("```"):
-            number += 1
-        body, number = lines[start:number], number + 1
-        info = opening[3:].strip()
-        target = re.search(r"(?:^|\s)file=(\S+)$", info)
-        where = start + first
-        if target:
-            found.append(Step(where, path=target.group(1), output=tuple(body)))
-        elif info == "console":
-            found += _commands(body, where, page)
-        elif info == "sh" and sh:
-            found += [
-                Step(where + n, command=line, compared=False)
-                for n, line in enumerate(body)
-                if line.strip()
-            ]
-        else:
-            raise AssertionError(
-                f"{page}:{where - 1}: a ```{info} block is neither run nor written by "
-                "tests/test_quick_start.py; show a command's output or a file the reader writes"
-            )
-    return found
-
-
-def _commands(body: list[str], first: int, page: str) -> list[Step]:
-    commands: list[Step] = []
-    for offset, line in enumerate(body):
-        if line.startswith("$ "):
-            commands.append(Step(first + offset, command=line[2:]))
-        elif not commands:
-            raise AssertionError(f"{page}:{first + offset}: output before any command")
-        else:
-            last = commands[-1]
-            commands[-1] = Step(last.line, last.command, (*last.output, line))
-    return commands
 
 
 def tour() -> tuple[str, int]:

@@ -17,24 +17,11 @@ from pathlib import Path
 
 from hippo_core.workspace import Workspace
 from tests.conftest import HippoRunner
-from tests.test_tutorial import matches
+from tests.doc_steps import blocks, console, matches
 from tests.venvs import ROOT
 
 CHAPTER = ROOT / "docs" / "sleep.md"
 DRAFT_ID = re.compile(r"d\d{8}T\d{12}Z-[0-9a-f]{4}")
-
-
-def blocks(text: str) -> list[tuple[int, str, list[str]]]:
-    found, lines, number = [], text.splitlines(), 0
-    while number < len(lines):
-        if lines[number].startswith("```"):
-            info, start = lines[number][3:].strip(), number + 1
-            number += 1
-            while not lines[number].startswith("```"):
-                number += 1
-            found.append((start, info, lines[start:number]))
-        number += 1
-    return found
 
 
 def test_the_sleep_chapter_runs_as_written(tmp_path: Path, hippo: HippoRunner):
@@ -60,13 +47,8 @@ def test_the_sleep_chapter_runs_as_written(tmp_path: Path, hippo: HippoRunner):
             assert all({"op", "verdict"} <= set(d) for d in decisions), where
             continue
         assert info == "console", f"{where}: a ```{info} block is not checked"
-        steps: list[tuple[str, list[str]]] = []
-        for line in body:
-            if line.startswith("$ "):
-                steps.append((line[2:], []))
-            else:
-                steps[-1][1].append(line)
-        for command, output in steps:
+        for step in console(body, start + 1, "sleep.md"):
+            command, output = step.command, step.output
             args = shlex.split(command)
             drafts = sorted((root / ".hippo/sleep/drafts").glob("*.json"))
             args = [DRAFT_ID.sub(drafts[-1].stem, a) if drafts else a for a in args]
@@ -79,7 +61,7 @@ def test_the_sleep_chapter_runs_as_written(tmp_path: Path, hippo: HippoRunner):
             shown = f"{where}: $ {command}\n--- the chapter\n" + "\n".join(output)
             shown += f"\n--- printed\n{printed}"
             assert failed == any(line.startswith("error:") for line in output), shown
-            assert matches(tuple(output), printed), shown
+            assert matches(output, printed), shown
             ran += 1
     assert ran >= 15
     assert Workspace.open(root).settings.tables == {"sleep": written}

@@ -20,15 +20,14 @@ the rest is skipped.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.doc_steps import matches, steps
 from tests.models import SCRIPTED
 from tests.venvs import ROOT, make_venv, offline_env, wheel_backend_missing
 
@@ -62,68 +61,6 @@ sys.exit(subprocess.call([{python!r}, {scripted!r}, {script!r}, "--system-file",
 """
 
 
-@dataclass(frozen=True)
-class Step:
-    line: int
-    """Where the step is in the chapter (1-based)."""
-    command: str = ""
-    output: tuple[str, ...] = ()
-    path: str = ""
-    """A file the reader writes (then ``output`` is its text)."""
-
-
-def steps(text: str) -> list[Step]:
-    """The chapter's commands and files, in order."""
-    found: list[Step] = []
-    lines = text.splitlines()
-    number = 0
-    while number < len(lines):
-        opening = lines[number]
-        number += 1
-        if not opening.startswith("```"):
-            continue
-        start = number
-        while not lines[number].startswith("```"):
-            number += 1
-        body, number = lines[start:number], number + 1
-        info = opening[3:].strip()
-        target = re.search(r"(?:^|\s)file=(\S+)$", info)
-        if target:
-            found.append(Step(start, path=target.group(1), output=tuple(body)))
-        elif info == "console":
-            found += _commands(body, start + 1)
-        else:
-            raise AssertionError(
-                f"{CHAPTER.name}:{start}: a ```{info} block is neither run nor written by "
-                "tests/test_tutorial.py; show a command's output or a file the reader writes"
-            )
-    return found
-
-
-def _commands(body: list[str], first: int) -> list[Step]:
-    commands: list[Step] = []
-    for offset, line in enumerate(body):
-        if line.startswith("$ "):
-            commands.append(Step(first + offset, command=line[2:]))
-        elif not commands:
-            raise AssertionError(f"{CHAPTER.name}:{first + offset}: output before any command")
-        else:
-            last = commands[-1]
-            commands[-1] = Step(last.line, last.command, (*last.output, line))
-    return commands
-
-
-def matches(expected: tuple[str, ...], actual: str) -> bool:
-    pattern = ""
-    for line in expected:
-        if line.strip() == "...":
-            pattern += r"(?:[^\n]*\n)*?"
-        else:
-            pattern += r"[^\n]*?".join(map(re.escape, line.rstrip().split("..."))) + r"\n"
-    shown = "".join(line.rstrip() + "\n" for line in actual.splitlines())
-    return re.fullmatch(pattern, shown) is not None
-
-
 def fake_claude(folder: Path) -> Path:
     """A folder holding ``claude``: the scripted model with ``RULES``."""
     folder.mkdir()
@@ -139,7 +76,7 @@ def fake_claude(folder: Path) -> Path:
 
 
 def test_the_chapter_reads_as_the_test_runs_it():
-    found = steps(CHAPTER.read_text(encoding="utf-8"))
+    found = steps(CHAPTER.read_text(encoding="utf-8"), CHAPTER.name)
     commands = [step.command.split()[0] for step in found if step.command]
     assert set(commands) <= {"hippo", "cd", "mkdir", "cat", "ls", "pip", "python"}
     assert sum(1 for step in found if step.path) >= 3
@@ -154,7 +91,7 @@ def test_writing_a_pack_step_by_step(tmp_path: Path):
     cwd = tmp_path / "work"
     cwd.mkdir()
     missing = wheel_backend_missing()
-    for step in steps(CHAPTER.read_text(encoding="utf-8")):
+    for step in steps(CHAPTER.read_text(encoding="utf-8"), CHAPTER.name):
         where = f"{CHAPTER.name}:{step.line}"
         if step.path:
             target = cwd / step.path
