@@ -171,7 +171,7 @@ def set_plugin_setting(
     import tomlkit
 
     from hippo_core.atomic import atomic_write
-    from hippo_core.settings_schema import error_line, parse_toml, parse_value
+    from hippo_core.settings_schema import dumped, error_line, parse_toml, parse_value
 
     name, model, path = _owned_key(plugins, key)
     settings_path = workspace.settings_path
@@ -190,8 +190,4 @@ def set_plugin_setting(
         model.model_validate(_known_only(model, values))
     except ValidationError as exc:
         raise HippoError(error_line(exc, values, shown_as, (name,))) from None
-    new = tomlkit.dumps(document)
-    new = new if new.endswith("\n") else new + "\n"
-    if raw.startswith(b"\xef\xbb\xbf"):
-        new = "\ufeff" + new
-    atomic_write(settings_path, new)
+    atomic_write(settings_path, dumped(document, raw))

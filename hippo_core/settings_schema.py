@@ -238,12 +238,17 @@ def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
     raw = path.read_bytes() if path.exists() else b""
     document = parse_toml(raw, shown_as)
     document[key] = parse_value(text)
-    new = tomlkit.dumps(document)
-    new = new if new.endswith("\n") else new + "\n"
-    if raw.startswith(b"\xef\xbb\xbf"):
-        new = "\ufeff" + new  # the file keeps the byte-order mark it had
+    new = dumped(document, raw)
     validate_settings(new.encode("utf-8"), shown_as=shown_as)
     atomic_write(path, new)
+
+
+def dumped(document: tomlkit.TOMLDocument, raw: bytes) -> str:
+    """``document`` as the settings file's new text: a last line break, and the byte-order
+    mark the file had (``raw``, its old bytes)."""
+    new = tomlkit.dumps(document)
+    new = new if new.endswith("\n") else new + "\n"
+    return "\ufeff" + new if raw.startswith(b"\xef\xbb\xbf") else new
 
 
 def parse_value(text: str) -> Any:
