@@ -236,22 +236,25 @@ def _push_to_team(workspace: Workspace, report: Report) -> Any:
     :class:`~hippo_core.index.team_turns.TeamTurnIndex`); None without one. A server that is
     away is a line of the report, and the dream goes on with the local index."""
     from hippo_core.index import team
-    from hippo_core.index.team_turns import turn_index
+    from hippo_core.index.team_turns import TeamTurnIndex
 
     url = team.configured_url(workspace)
     if not url:
         return None
+    made = None
     try:
-        pushed = team.push(workspace, url)
-        if pushed.anything:
-            report.add("Inputs", pushed.line(url))
-        index = turn_index(workspace)
+        made = team.engine(url)
+        pushed = team.push(workspace, url, made)
     except HippoError as exc:
+        if made is not None:
+            made.dispose()
         report.add("Inputs", f"{exc}; this dream reads this machine's sessions only")
         return None
+    if pushed.anything:
+        report.add("Inputs", pushed.line(url))
     project = team.project_of(workspace)
     report.add("Inputs", f"sessions: every member's of {project!r}, from {team.shown(url)}")
-    return index
+    return TeamTurnIndex(made, project, team.machine()["id"], workspace)
 
 
 def _before_last_success(state: dict[str, Any], moment: datetime) -> bool:

@@ -226,22 +226,26 @@ def _state_path(url: str, workspace: Workspace) -> Path:
     return hippo_home() / "team" / f"{hashlib.sha256(key).hexdigest()[:24]}.json"
 
 
-def _watermark(path: Path, index: Path, now: int) -> int | None:
-    """The local generation the last push reached; None (push everything) when unknown, or
-    when the local index was rebuilt since."""
+def _last_push(path: Path, index: Path, now: int) -> tuple[int | None, float | None]:
+    """The local generation the last push reached and when it began; (None, None), push
+    everything, when unknown or when the local index was rebuilt since."""
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
         inode = os.stat(index).st_ino
     except (OSError, ValueError):
-        return None
+        return None, None
     if not isinstance(found, dict) or found.get("index") != inode:
-        return None
-    generation = found.get("generation")
-    return generation if isinstance(generation, int) and 0 <= generation <= now else None
+        return None, None
+    generation, began = found.get("generation"), found.get("records_at")
+    if not isinstance(generation, int) or not 0 <= generation <= now:
+        return None, None
+    return generation, began if isinstance(began, (int, float)) else None
 
 
-def push(workspace: Workspace, url: str) -> Pushed:
-    """Push the workspace's sessions that changed since the last push; what went."""
+def push(workspace: Workspace, url: str, made: Engine | None = None) -> Pushed:
+    """Push the workspace's sessions that changed since the last push; what went. ``made``
+    is an engine of ``url`` the caller keeps (a dream reads from it after); without one, a
+    push that has something to send makes its own."""
     import time
 
     from hippo_core.home import index_path
@@ -256,8 +260,8 @@ def push(workspace: Workspace, url: str) -> Pushed:
     started = time.time()
     try:
         now = generation(local)
-        since = _watermark(state, index, now)
-        handoffs = _handoffs(workspace, _records_at(state) if since is not None else None)
+        since, began = _last_push(state, index, now)
+        handoffs = _handoffs(workspace, began)
         if since == now and not handoffs:
             return Pushed()
         folders = workspace_folders(workspace)
@@ -266,26 +270,18 @@ def push(workspace: Workspace, url: str) -> Pushed:
         private = _private_sessions(local, since)
         done = Pushed()
         if rows or others or private or handoffs:  # else nothing to say to the server
-            made = engine(url)
+            server = made or engine(url)
             try:
-                done = _send(made, url, local, workspace, folders, rows, private, others)
-                done.handoffs = _send_handoffs(made, url, handoffs)
+                done = _send(server, url, local, workspace, folders, rows, private, others)
+                done.handoffs = _send_handoffs(server, url, handoffs)
             finally:
-                made.dispose()
+                if made is None:
+                    server.dispose()
     finally:
         local.close()
     written = {"url": shown(url), "generation": now, "index": os.stat(index).st_ino}
     atomic_write(state, json.dumps({**written, "records_at": started}) + "\n")
     return done
-
-
-def _records_at(state: Path) -> float | None:
-    """When the last push began: declared records written since may hold new handoffs."""
-    try:
-        found = json.loads(state.read_text(encoding="utf-8")).get("records_at")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return found if isinstance(found, (int, float)) else None
 
 
 def _handoffs(workspace: Workspace, since: float | None) -> dict[str, str]:
@@ -365,7 +361,7 @@ def _send(
     folders: list[str],
     rows: list[dict[str, Any]],
     private: list[str],
-    others: list[dict[str, Any]] | None = None,
+    others: list[dict[str, Any]],
 ) -> Pushed:
     from sqlalchemy import delete, text
     from sqlalchemy.exc import DBAPIError
@@ -389,7 +385,7 @@ def _send(
             for batch in _batches(rows, BATCH):
                 done.sessions += len(batch)
                 done.turns += _send_batch(conn, local, batch, where, who, project, folders)
-            for batch in _batches(others or [], BATCH):  # of no workspace: under no project
+            for batch in _batches(others, BATCH):  # of no workspace: under no project
                 done.sessions += len(batch)
                 done.turns += _send_batch(conn, local, batch, where, who, "", folders)
     except DBAPIError as exc:
