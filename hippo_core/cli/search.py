@@ -50,9 +50,10 @@ def search(
     from hippo_core.index.search import find_turns
 
     hits = None
-    url = "" if local else _team_url()
+    url, project = ("", "") if local else _team()
     if url:
-        hits = _team_search(url, query, tool, session, since, who, limit, all_projects)
+        scope = None if all_projects else project
+        hits = _team_search(url, scope, query, tool, session, since, who, limit)
     elif who or all_projects:
         flag = "--who" if who else "--all-projects"
         if local:
@@ -75,38 +76,36 @@ def search(
         raise typer.Exit(1)
 
 
-def _team_url() -> str:
+def _team() -> tuple[str, str]:
+    """The team index of the workspace here and the workspace's project; ("", "") for none."""
     from pathlib import Path
 
-    from hippo_core.index.team import configured_url
+    from hippo_core.index import team
     from hippo_core.workspace import Workspace, find_root
 
     root = find_root(Path.cwd())
-    workspace = Workspace.open(root) if root is not None else None
-    return configured_url(workspace) if workspace is not None else ""
+    if root is None:
+        return "", ""
+    workspace = Workspace.open(root)
+    return team.configured_url(workspace), team.project_of(workspace)
 
 
 def _team_search(
     url: str,
+    project: str | None,
     query: str,
     tool: str | None,
     session: str | None,
     since: str | None,
     who: str | None,
     limit: int,
-    all_projects: bool,
 ) -> list[Hit] | None:
-    """The team's hits; None (with a warning) when the server is away and ``--who`` was not
-    asked for, so the local index answers instead."""
-    from pathlib import Path
-
+    """The team's hits (of ``project``, or every one when None); None, with a warning, when
+    the server is away and neither ``--who`` nor ``--all-projects`` was asked for, so the
+    local index answers instead."""
     from hippo_core.errors import HippoError
     from hippo_core.index import team
-    from hippo_core.workspace import Workspace, find_root
 
-    root = find_root(Path.cwd())
-    assert root is not None
-    project = None if all_projects else team.project_of(Workspace.open(root))
     try:
         return team.search(
             url, project, query, tool=tool, session=session, since=since, who=who, limit=limit
@@ -114,7 +113,7 @@ def _team_search(
     except UsageError:
         raise
     except HippoError as exc:
-        if who or all_projects:
+        if who or project is None:
             raise
         typer.echo(f"warning: {exc}; searching this machine's index instead", err=True)
         return None
