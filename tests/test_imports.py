@@ -152,6 +152,10 @@ def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
     modules = imported(root, "hook", "session-end", stdin=end, expect="")
     assert_none(modules, HOT, "hippo hook session-end")
     assert json.loads(record.read_text())["exit_reason"] == "other"  # the end was recorded
+    compact = json.dumps({**json.loads(end), "hook_event_name": "PreCompact", "trigger": "auto"})
+    modules = imported(root, "hook", "compact", stdin=compact, expect="")
+    assert "hippo_core.builtins.triggers" in modules  # the event reached the triggers
+    assert_none(modules, HOT, "hippo hook compact")
     assert hooks_log() == ""
 
 
