@@ -1,10 +1,13 @@
 """hippo: memory with a review trail for coding agents.
 
-The public API for plugins and scripts. Plugins mark their hook functions with
-:data:`hookimpl`; the hooks are documented in :mod:`hippo_core.hookspecs`.
+The public API, for plugins and scripts: every name a plugin may import, and the only names
+hippo's own packs import (``tests/test_layers.py`` holds them to it). The plugin chapter of
+the manual (``docs/plugins.md``) lists them by what a plugin does with them; the hooks are
+documented in :mod:`hippo_core.hookspecs`. Any other module of ``hippo_core`` is hippo's
+own and may change in any release.
 
-Every name below is imported on first use (a module ``__getattr__``), so ``import
-hippo_core`` costs next to nothing: an agent's hooks import the package on every prompt.
+Every name is imported on first use (a module ``__getattr__``), so ``import hippo_core``
+costs next to nothing: an agent's hooks import the package on every prompt.
 """
 
 from __future__ import annotations
@@ -16,8 +19,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from hippo_core.atomic import atomic_write
     from hippo_core.budget import ContextBlock, ContextPart, OverBudget
+    from hippo_core.cli.common import (
+        JSON_OPTION,
+        command_group,
+        current_workspace,
+        print_json,
+        subcommand,
+    )
     from hippo_core.context import build_context
+    from hippo_core.dream.apply import Settled, reconcile, settle
+    from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
     from hippo_core.dream.model import (
         Call,
         CheckContext,
@@ -39,20 +52,64 @@ if TYPE_CHECKING:
         Validator,
         Verdict,
     )
+    from hippo_core.dream.packs import load_packs
+    from hippo_core.dream.receipts import (
+        new_id,
+        proposal_record,
+        purge_note_history,
+        receipt_record,
+        record_proposal,
+    )
+    from hippo_core.dream.render import render_prompt
     from hippo_core.errors import HippoError, UsageError
     from hippo_core.events import Event
     from hippo_core.findings import Finding
+    from hippo_core.jsonfiles import json_objects_in, read_json_object
+    from hippo_core.locks import file_lock
+    from hippo_core.markers import hookimpl
+    from hippo_core.mcp.server import mcp_server
+    from hippo_core.mcp.tool import Tool, ToolArguments
+    from hippo_core.notes.edit import EditError, note_digest
     from hippo_core.notes.note import Note
-    from hippo_core.plugins import hookimpl, load_plugins
+    from hippo_core.notes.text import split_frontmatter
+    from hippo_core.packs.evals import case_folder
+    from hippo_core.packs.evals_case import CaseError
+    from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
+    from hippo_core.packs.evals_result import CaseResult
+    from hippo_core.plugin_settings import settings_table, update_settings
+    from hippo_core.plugins import Plugins, load_plugins
+    from hippo_core.processes import process_alive
+    from hippo_core.review import review_items
+    from hippo_core.sessions import session_records
     from hippo_core.settings import Settings
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
     from hippo_core.workspace import Workspace
 
-#: Where each public name lives.
+#: Where each public name lives, grouped as docs/plugins.md lists them.
 _HOMES = {
+    # Hooks and markers.
+    "hippo_core.markers": ("hookimpl",),
+    "hippo_core.plugins": ("Plugins", "load_plugins"),
+    "hippo_core.events": ("Event",),
+    "hippo_core.errors": ("HippoError", "UsageError"),
+    # The workspace and its settings.
+    "hippo_core.workspace": ("Workspace",),
+    "hippo_core.settings": ("Settings",),
+    "hippo_core.plugin_settings": ("settings_table", "update_settings"),
+    "hippo_core.sessions": ("session_records",),
+    # Files and processes.
+    "hippo_core.atomic": ("atomic_write",),
+    "hippo_core.locks": ("file_lock",),
+    "hippo_core.jsonfiles": ("json_objects_in", "read_json_object"),
+    "hippo_core.processes": ("process_alive",),
+    # Notes and the context block.
+    "hippo_core.notes.note": ("Note",),
+    "hippo_core.notes.edit": ("EditError", "note_digest"),
+    "hippo_core.notes.text": ("split_frontmatter",),
     "hippo_core.budget": ("ContextBlock", "ContextPart", "OverBudget"),
     "hippo_core.context": ("build_context",),
-    "hippo_core.events": ("Event",),
+    "hippo_core.findings": ("Finding",),
+    # The dream's model types.
     "hippo_core.dream.model": (
         "Call",
         "CheckContext",
@@ -74,13 +131,39 @@ _HOMES = {
         "Validator",
         "Verdict",
     ),
-    "hippo_core.errors": ("HippoError", "UsageError"),
-    "hippo_core.findings": ("Finding",),
-    "hippo_core.notes.note": ("Note",),
-    "hippo_core.plugins": ("hookimpl", "load_plugins"),
-    "hippo_core.settings": ("Settings",),
+    # Applying changes, with receipts and snapshots.
+    "hippo_core.dream.apply": ("Settled", "reconcile", "settle"),
+    "hippo_core.dream.receipts": (
+        "new_id",
+        "proposal_record",
+        "purge_note_history",
+        "receipt_record",
+        "record_proposal",
+    ),
+    "hippo_core.review": ("review_items",),
+    # Rendering prompts.
+    "hippo_core.dream.render": ("render_prompt",),
+    "hippo_core.dream.packs": ("load_packs",),
+    # Model backends.
+    "hippo_core.dream.backends": ("OpenAIBackend", "api_key_from_env"),
+    # MCP tools.
+    "hippo_core.mcp.tool": ("Tool", "ToolArguments"),
+    "hippo_core.mcp.server": ("mcp_server",),
+    # CLI helpers for plugin commands.
+    "hippo_core.cli.common": (
+        "JSON_OPTION",
+        "command_group",
+        "current_workspace",
+        "print_json",
+        "subcommand",
+    ),
+    # Evals.
+    "hippo_core.packs.evals": ("case_folder",),
+    "hippo_core.packs.evals_case": ("CaseError",),
+    "hippo_core.packs.evals_result": ("CaseResult",),
+    "hippo_core.packs.evals_replay": ("Metered", "Recording", "Replay", "read_recording"),
+    # Transcript sources.
     "hippo_core.transcripts.model": ("Parsed", "Resume", "SessionInfo", "TranscriptSource", "Turn"),
-    "hippo_core.workspace": ("Workspace",),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -101,26 +184,35 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "JSON_OPTION",
     "Call",
+    "CaseError",
+    "CaseResult",
     "CheckContext",
     "Chunk",
     "ContextBlock",
     "ContextPart",
+    "EditError",
     "Event",
     "Evidence",
     "Finding",
     "HippoError",
     "Item",
+    "Metered",
     "ModelBackend",
     "ModelUnreachable",
     "Note",
+    "OpenAIBackend",
     "OverBudget",
     "Parsed",
     "Pass",
+    "Plugins",
     "Proposal",
     "ProposalKind",
     "ReadContext",
     "Reader",
+    "Recording",
+    "Replay",
     "Reply",
     "Resume",
     "ReviewRequest",
@@ -128,6 +220,9 @@ __all__ = [
     "SessionInfo",
     "SessionView",
     "Settings",
+    "Settled",
+    "Tool",
+    "ToolArguments",
     "TranscriptSource",
     "Turn",
     "TurnText",
@@ -136,7 +231,35 @@ __all__ = [
     "Verdict",
     "Workspace",
     "__version__",
+    "api_key_from_env",
+    "atomic_write",
     "build_context",
+    "case_folder",
+    "command_group",
+    "current_workspace",
+    "file_lock",
     "hookimpl",
+    "json_objects_in",
+    "load_packs",
     "load_plugins",
+    "mcp_server",
+    "new_id",
+    "note_digest",
+    "print_json",
+    "process_alive",
+    "proposal_record",
+    "purge_note_history",
+    "read_json_object",
+    "read_recording",
+    "receipt_record",
+    "reconcile",
+    "record_proposal",
+    "render_prompt",
+    "review_items",
+    "session_records",
+    "settings_table",
+    "settle",
+    "split_frontmatter",
+    "subcommand",
+    "update_settings",
 ]

@@ -209,7 +209,7 @@ def hippo_pass_gate(workspace: Workspace, pass_: Pass, chunk: Chunk) -> str | No
 def hippo_register_settings(register: Callable[[str, type], None]) -> None:
     """Own a table of ``.hippo/settings.toml``, as ``register(table, model)``.
 
-    Called when a plugin reads its table (with :func:`hippo_core.plugin_settings.table`)
+    Called when a plugin reads its table (with :func:`hippo_core.settings_table`)
     and by ``hippo doctor``. ``model`` is a pydantic model class for the table's keys
     (defaults, checks, clamps): a key it does not have is ignored and named with where it
     likely belongs, a value of the wrong type is an error. hippo keeps a table it does not
@@ -251,4 +251,20 @@ def hippo_register_eval_runners(register: Callable[[str, Any], None]) -> None:
     (proposals, invalid, applied, matched, expected, verdicts, agreed, calls), so the rates
     read the same. ``mode`` is ``live``, ``record`` or ``replay``. The first runner
     registered for a pack wins. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_schedule_jobs(
+    register: Callable[[str, str, tuple[str, ...], str], None],
+) -> None:
+    """Offer a job to ``hippo schedule install``, as ``register(name, every, args, help)``.
+
+    Called when ``hippo schedule install`` builds its options. ``name`` (lower-case letters,
+    digits and ``-``, such as ``sleep-tick``) becomes the option ``--<name>`` and the job's
+    name in the scheduler's files; ``every`` is how often it runs, a span as
+    ``--dream-every`` takes it (``5m``); ``args`` are hippo's arguments (``("sleep",
+    "tick")``), run in the workspace like ``hippo dream``; ``help`` is the option's one
+    sentence. A job runs beside the dream, never instead of it, and the schedulers show it
+    by its arguments. The first plugin to register a name wins. Returns nothing.
     """

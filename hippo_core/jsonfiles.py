@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def read_object(
+def read_json_object(
     path: str | PathLike[str], shown: str, *, kind: str, missing: str = ""
 ) -> dict[str, Any]:
     """The JSON object in ``path``; anything else is one error naming ``shown``.
@@ -32,7 +32,7 @@ def read_object(
     return value
 
 
-def objects_in(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
+def json_objects_in(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
     """Every readable JSON object in ``directory``, by file name; others are skipped."""
     found = []
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:

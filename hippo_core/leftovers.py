@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.processes import alive
+from hippo_core.processes import process_alive
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
@@ -76,7 +76,7 @@ def _abandoned(folder: Path) -> bool:
         pid = int((folder / OWNER).read_text(encoding="ascii").strip())
     except (OSError, ValueError):
         return folder.lstat().st_mtime < time.time() - 86_400
-    return not alive(pid)
+    return not process_alive(pid)
 
 
 def staging_folders(workspace: Workspace) -> list[Path]:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 SHOWN_AS = ".hippo/settings.toml"
 
 
-def table(workspace: Workspace, plugins: Plugins, name: str) -> tuple[Any, list[str]]:
+def settings_table(workspace: Workspace, plugins: Plugins, name: str) -> tuple[Any, list[str]]:
     """The table ``name`` validated by the model its plugin registered, and the warnings.
 
     Raises :class:`HippoError` when no plugin owns the table or a value is wrong.
@@ -157,7 +157,7 @@ def _owned_key(
 def get_plugin_setting(workspace: Workspace, plugins: Plugins, key: str) -> Any:
     """The effective value of a plugin table's dotted ``key`` (its default when unset)."""
     name, _model, path = _owned_key(plugins, key, tables=True)
-    value: Any = table(workspace, plugins, name)[0]
+    value: Any = settings_table(workspace, plugins, name)[0]
     for part in path:
         value = getattr(value, part)
     return value.model_dump() if isinstance(value, BaseModel) else value
@@ -168,26 +168,42 @@ def set_plugin_setting(
 ) -> None:
     """Set a plugin table's dotted ``key`` to the TOML value ``text`` in the settings file,
     keeping its comments; checked by the plugin's model first, nothing written when wrong."""
+    from hippo_core.settings_schema import parse_value
+
+    update_settings(workspace, plugins, {key: parse_value(text)}, shown_as=shown_as)
+
+
+def update_settings(
+    workspace: Workspace, plugins: Plugins, values: dict[str, Any], *, shown_as: str = SHOWN_AS
+) -> None:
+    """Set plugin tables' dotted keys (``{"sleep.ripple.type": "script"}``) in
+    ``.hippo/settings.toml`` in one write, keeping its comments and every other key; each
+    table is checked by its plugin's model first, and nothing is written when a value is
+    wrong (one :class:`HippoError` naming it)."""
     import tomlkit
 
     from hippo_core.atomic import atomic_write
-    from hippo_core.settings_schema import dumped, error_line, parse_toml, parse_value
+    from hippo_core.settings_schema import dumped, error_line, parse_toml
 
-    name, model, path = _owned_key(plugins, key)
     settings_path = workspace.settings_path
     raw = settings_path.read_bytes() if settings_path.exists() else b""
     document = parse_toml(raw, shown_as)
-    where: Any = document
-    for part in [name, *path[:-1]]:
-        if part not in where:
-            where[part] = tomlkit.table()
-        where = where[part]
-        if not isinstance(where, dict):
-            raise HippoError(f"{shown_as}: '{key}': {part} is not a table; fix it by hand")
-    where[path[-1]] = parse_value(text)
-    values = document.unwrap().get(name, {})
-    try:
-        model.model_validate(_known_only(model, values))
-    except ValidationError as exc:
-        raise HippoError(error_line(exc, values, shown_as, (name,))) from None
+    touched: dict[str, type[BaseModel]] = {}
+    for key, value in values.items():
+        name, model, path = _owned_key(plugins, key)
+        touched[name] = model
+        where: Any = document
+        for part in [name, *path[:-1]]:
+            if part not in where:
+                where[part] = tomlkit.table()
+            where = where[part]
+            if not isinstance(where, dict):
+                raise HippoError(f"{shown_as}: '{key}': {part} is not a table; fix it by hand")
+        where[path[-1]] = value
+    for name, model in touched.items():
+        table = document.unwrap().get(name, {})
+        try:
+            model.model_validate(_known_only(model, table))
+        except ValidationError as exc:
+            raise HippoError(error_line(exc, table, shown_as, (name,))) from None
     atomic_write(settings_path, dumped(document, raw))

@@ -115,7 +115,7 @@ class PluginInfo(Record):
 
     @property
     def first_party(self) -> bool:
-        """hippo's own: a built-in plugin, or one of hippo's distribution (the sleep pack's).
+        """hippo's own: a built-in plugin, or one of hippo's distribution (the packs it ships).
         Its packs run only through a copy in the workspace, as ``hippo pack add`` makes."""
         return self.builtin or self.distribution == DISTRIBUTION
 
@@ -163,6 +163,22 @@ class ToolEntry(Record):
 
     def __init__(self, tool: Tool, plugin: PluginInfo) -> None:
         self._set(tool=tool, plugin=plugin)
+
+
+class ScheduleJob(Record):
+    """A job a plugin offers ``hippo schedule install`` (``--<name>``), and its plugin."""
+
+    __slots__ = ("name", "every", "args", "help", "plugin")
+    name: str
+    every: str
+    args: tuple[str, ...]
+    help: str
+    plugin: PluginInfo
+
+    def __init__(
+        self, name: str, every: str, args: tuple[str, ...], help: str, plugin: PluginInfo
+    ) -> None:
+        self._set(name=name, every=every, args=args, help=help, plugin=plugin)
 
 
 class Plugins:
@@ -316,6 +332,32 @@ class Plugins:
             found.setdefault(entry.tool.name, entry.tool)
         return found
 
+    def schedule_jobs(self, problems: list[str] | None = None) -> dict[str, ScheduleJob]:
+        """The jobs plugins offer ``hippo schedule install``, by name; the first registered
+        under a name wins (``dream`` is hippo's own). A job registered wrong is left out,
+        with a line saying why added to ``problems``."""
+        found: dict[str, ScheduleJob] = {}
+
+        def register(name: str, every: str, args: tuple[str, ...], help: str) -> None:
+            plugin = self._origin(self._calling)
+            words = tuple(args) if isinstance(args, (tuple, list)) else ()
+            why = ""
+            if not _job_name(name):
+                why = "a name is lower-case letters, digits and -, and not dream"
+            elif not words or not all(isinstance(w, str) and w.strip() for w in words):
+                why = "it gives no hippo arguments to run"
+            if why:
+                if problems is not None:
+                    problems.append(
+                        f"plugin {plugin.origin} registered the schedule job {name!r}, which "
+                        f"is left out: {why}"
+                    )
+                return
+            found.setdefault(name, ScheduleJob(name, every, words, help, plugin))
+
+        self._collect("hippo_register_schedule_jobs", register=register)
+        return found
+
     def sources(self) -> dict[str, TranscriptSource]:
         """Every transcript source by tool name; the first registered under a name wins."""
         found: dict[str, TranscriptSource] = {}
@@ -406,6 +448,14 @@ class Plugins:
         """Workspace paths plugins write that are machine state (git-ignored)."""
         lists = self._collect("hippo_local_paths", workspace=workspace)
         return [path for paths in lists for path in paths]
+
+
+def _job_name(name: object) -> bool:
+    """A schedule job's name: lower-case ASCII letters, digits and ``-``, from a letter, and
+    not ``dream`` (hippo's own job). Checked without ``re``: this module is on the hot path."""
+    if not isinstance(name, str) or not name or not name.isascii() or name == "dream":
+        return False
+    return name[0].isalpha() and name.islower() and name.replace("-", "").isalnum()
 
 
 def _rank(impl: Any) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 
-def alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether process ``pid`` runs. One that ended and that nobody reaped yet (a zombie,
     which a container's first process may never reap) has ended; one this user may not
     signal, or that cannot be told, counts as running, so it is left alone."""

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 PROPOSAL = "proposal"
 
 
-def waiting(workspace: Workspace, plugins: Plugins) -> list[dict[str, Any]]:
+def review_items(workspace: Workspace, plugins: Plugins) -> list[dict[str, Any]]:
     """Every item waiting for a verdict, proposals first, each with its ``type``."""
     from hippo_core.dream import queue as proposals
 

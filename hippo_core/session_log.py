@@ -78,7 +78,7 @@ def _outcome(record: dict[str, Any]) -> str:
 
 def render(workspace: Workspace) -> tuple[str, int]:
     """The log's text and the number of sessions in it."""
-    records = sessions.all_records(workspace)
+    records = sessions.session_records(workspace)
     turns, changes = _turn_counts(), _changes(workspace)
     records.sort(key=lambda r: (str(r.get("started") or ""), r["id"]), reverse=True)
     lines = []

@@ -16,7 +16,7 @@ import time
 from hippo_core import quickjson
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
-from hippo_core.jsonfiles import objects_in, read_object
+from hippo_core.jsonfiles import json_objects_in, read_json_object
 from hippo_core.locate import HIPPO_DIR
 from hippo_core.session_ids import DECLARED, DERIVED, session_id
 
@@ -34,7 +34,6 @@ __all__ = [
     "DECLARED",
     "DERIVED",
     "UNSPECIFIED",
-    "all_records",
     "declare",
     "end",
     "end_session",
@@ -46,6 +45,7 @@ __all__ = [
     "record_path",
     "records_lock",
     "session_id",
+    "session_records",
     "write_record",
 ]
 
@@ -81,7 +81,7 @@ def read_record(workspace: Workspace, raw_id: str) -> dict[str, Any]:
     path = _record_file(workspace, raw_id)
     shown = workspace.relative(path)
     missing = f"session {raw_id!r} not found: there is no {shown}"
-    return read_object(path, shown, kind="session record", missing=missing)
+    return read_json_object(path, shown, kind="session record", missing=missing)
 
 
 def write_record(workspace: Workspace, record: dict[str, Any]) -> str:
@@ -93,11 +93,11 @@ def write_record(workspace: Workspace, record: dict[str, Any]) -> str:
     return path
 
 
-def all_records(workspace: Workspace) -> list[dict[str, Any]]:
+def session_records(workspace: Workspace) -> list[dict[str, Any]]:
     """Every readable session record of the workspace (unreadable ones are skipped)."""
     return [
         record
-        for _path, record in objects_in(workspace.sessions_dir)
+        for _path, record in json_objects_in(workspace.sessions_dir)
         if isinstance(record.get("id"), str)
     ]
 
@@ -242,6 +242,6 @@ def end_session(
 def latest_open(workspace: Workspace) -> dict[str, Any] | None:
     """The most recently started declared session that has not ended."""
     open_records = [
-        r for r in all_records(workspace) if r.get("kind") == DECLARED and not r.get("ended")
+        r for r in session_records(workspace) if r.get("kind") == DECLARED and not r.get("ended")
     ]
     return max(open_records, key=lambda r: str(r.get("started") or ""), default=None)

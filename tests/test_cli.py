@@ -339,14 +339,14 @@ from pathlib import Path
 
 import typer
 
-from hippo_core.cli.common import command, group
+from hippo_core import command_group, subcommand
 
 Path(os.environ["HELLO_MARKER"]).write_text("imported")
 
-app = group("Say hello to someone.")
+app = command_group("Say hello to someone.")
 
 
-@command(app, "world")
+@subcommand(app, "world")
 def world() -> None:
     \"\"\"Greet the world.\"\"\"
     typer.echo("hello, world")

@@ -1,5 +1,6 @@
-"""hippo_core's layers read top-down: no module imports one that imports it back, and every
-module imports on its own."""
+"""The layers read top-down: in hippo_core and in hippo_packs no module imports one that
+imports it back, every module imports on its own, the sleep pack's rooms import only the
+rooms below them, and hippo's own packs import only hippo_core's public API."""
 
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ import sys
 from collections import deque
 from pathlib import Path
 
+import pytest
+
 import hippo_core
 
 PACKAGE = Path(hippo_core.__file__).parent
 ROOT = PACKAGE.parent
+PACKS = ROOT / "hippo_packs"
 #: Templates a new pack is made from, not hippo's code.
 SKIP = PACKAGE / "packs" / "scaffold"
 
@@ -22,10 +26,10 @@ SKIP = PACKAGE / "packs" / "scaffold"
 Edge = tuple[str, str]
 
 
-def modules() -> dict[str, Path]:
-    """Every module of hippo_core by dotted name (a package by its own name)."""
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of a package (hippo_core) by dotted name (a package by its own name)."""
     found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted(package.rglob("*.py")):
         if path.is_relative_to(SKIP):
             continue
         parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -42,13 +46,37 @@ def resolve(name: str, known: dict[str, Path]) -> str:
     return name
 
 
-def imports_of(module: str, path: Path, known: dict[str, Path]) -> list[Edge]:
-    """Every hippo_core module ``module`` imports anywhere: top level, functions, TYPE_CHECKING."""
+def type_checking_only(tree: ast.Module) -> set[int]:
+    """The ids of the nodes inside ``if TYPE_CHECKING:`` blocks (imports for annotations)."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        test = node.test if isinstance(node, ast.If) else None
+        named = isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+        if named or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
+            assert isinstance(node, ast.If)
+            found |= {id(inner) for part in node.body for inner in ast.walk(part)}
+    return found
+
+
+def imports_of(
+    module: str,
+    path: Path,
+    known: dict[str, Path],
+    prefix: str = "hippo_core",
+    *,
+    type_checking: bool = True,
+) -> list[Edge]:
+    """Every module of ``prefix`` that ``module`` imports anywhere: top level, functions,
+    and (unless ``type_checking`` is False) TYPE_CHECKING blocks."""
     is_package = path.name == "__init__.py"
     package = module if is_package else module.rpartition(".")[0]
     shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
     found: list[Edge] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    annotations = set() if type_checking else type_checking_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in annotations:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -63,13 +91,13 @@ def imports_of(module: str, path: Path, known: dict[str, Path]) -> list[Edge]:
         else:
             continue
         for target in targets:
-            if target == "hippo_core" or target.startswith("hippo_core."):
+            if target == prefix or target.startswith(f"{prefix}."):
                 found.append((resolve(target, known), f"{shown}:{node.lineno}"))
     return found
 
 
 @functools.cache
-def graph() -> dict[str, dict[str, str]]:
+def graph(package: Path = PACKAGE, *, type_checking: bool = True) -> dict[str, dict[str, str]]:
     """module -> {imported module: where}.
 
     Importing ``hippo_core.x`` is not counted as importing the package ``hippo_core`` (Python
@@ -77,10 +105,11 @@ def graph() -> dict[str, dict[str, str]]:
     imports its own children is never one by itself; a child that imports its parent
     package back (``import hippo_core``, ``from hippo_core import Workspace``) closes one.
     """
-    known = modules()
+    known = modules(package)
     edges: dict[str, dict[str, str]] = {name: {} for name in known}
     for module, path in known.items():
-        for target, where in imports_of(module, path, known):
+        found = imports_of(module, path, known, package.name, type_checking=type_checking)
+        for target, where in found:
             if target != module:
                 edges[module].setdefault(target, where)
     return edges
@@ -247,7 +276,7 @@ import sys
 failures = []
 for name in sys.argv[1:]:
     # Each module as if first: none of hippo's modules imported yet.
-    for loaded in [m for m in sys.modules if m == "hippo_core" or m.startswith("hippo_core.")]:
+    for loaded in [m for m in sys.modules if m.startswith(("hippo_core", "hippo_packs"))]:
         del sys.modules[loaded]
     try:
         importlib.import_module(name)
@@ -261,10 +290,11 @@ print("\\n".join(failures))
 """
 
 
-def test_every_module_imports_on_its_own() -> None:
+@pytest.mark.parametrize("package", [PACKAGE, PACKS], ids=["hippo_core", "hippo_packs"])
+def test_every_module_imports_on_its_own(package: Path) -> None:
     """A module whose top-level code fails (a name imported only for type checkers, say)."""
     # `python -m hippo_core` runs the command line: importing __main__ is running it.
-    names = sorted(name for name in modules() if name.rpartition(".")[2] != "__main__")
+    names = sorted(name for name in modules(package) if name.rpartition(".")[2] != "__main__")
     result = subprocess.run(
         [sys.executable, "-c", IMPORT_ALL, *names],
         capture_output=True,
@@ -275,3 +305,138 @@ def test_every_module_imports_on_its_own() -> None:
     assert result.returncode == 0, result.stderr
     failures = result.stdout.strip()
     assert not failures, f"modules that fail to import:\n{failures}"
+
+
+# -- hippo's own packs --------------------------------------------------------------------
+
+
+def test_no_import_cycles_in_the_packs() -> None:
+    """Lazy imports count; TYPE_CHECKING ones (annotations only) do not."""
+    edges = graph(PACKS, type_checking=False)
+    cycles = cycles_in(edges)
+    shown = "\n".join(describe(cycle, edges) for cycle in cycles)
+    assert not cycles, f"{len(cycles)} import cycle(s) in hippo_packs:\n{shown}"
+
+
+#: The sleep pack's rooms, bottom up: a room imports only itself and the rooms below it.
+#: ``hooks`` and ``actions`` stand side by side and import neither the other.
+ROOMS = {
+    "config": 0,
+    "records": 1,
+    "model": 2,
+    "cycle": 3,
+    "wake": 4,
+    "hooks": 5,
+    "actions": 5,
+    "service": 6,
+    "commands": 7,
+    "plugin": 8,
+}
+SLEEP = "hippo_packs.sleep"
+
+
+def room_of(module: str) -> str:
+    """The room of a module of the sleep pack (``hippo_packs.sleep.cycle.tick``: cycle)."""
+    assert module.startswith(f"{SLEEP}."), module
+    return module.removeprefix(f"{SLEEP}.").split(".", 1)[0]
+
+
+def test_the_sleep_packs_rooms_import_only_downwards() -> None:
+    """Every import counts here, lazy and TYPE_CHECKING alike: a room that needs a type
+    from above it takes a protocol of its own (``model.lifecycle.Host``)."""
+    edges = graph(PACKS)
+    wrong = []
+    for module, imported in edges.items():
+        if not module.startswith(f"{SLEEP}."):
+            continue
+        mine = room_of(module)
+        assert mine in ROOMS, f"{module}: a room the layer rule does not know; add it to ROOMS"
+        for target, where in imported.items():
+            if not target.startswith(f"{SLEEP}."):
+                continue
+            theirs = room_of(target)
+            if theirs != mine and ROOMS[theirs] >= ROOMS[mine]:
+                wrong.append(f"{where}: {mine} imports {theirs} ({target})")
+    assert not wrong, "imports that go up or sideways:\n" + "\n".join(sorted(wrong))
+
+
+def private_imports(path: Path, shown: str = "") -> list[str]:
+    """Each import in ``path`` of a hippo_core name outside the public API, as a line naming
+    the file, the name and what to use instead. Lazy and TYPE_CHECKING imports included."""
+    public = set(hippo_core.__all__)
+    homes: dict[str, list[str]] = {}
+    for name, module in hippo_core._MODULE_OF.items():
+        homes.setdefault(module, []).append(name)
+    shown = shown or path.relative_to(ROOT).as_posix()
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("hippo_core."):
+                    found.append(
+                        f"{shown}:{node.lineno}: import {alias.name}: {_instead(alias.name, homes)}"
+                    )
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hippo_core"):
+            for alias in node.names:
+                if node.module == "hippo_core" and alias.name in public:
+                    continue
+                where = f"{shown}:{node.lineno}: {alias.name} from {node.module}"
+                found.append(f"{where}: {_alternative(node.module or '', alias.name, homes)}")
+    return found
+
+
+def _alternative(module: str, name: str, homes: dict[str, list[str]]) -> str:
+    """What a pack should import instead of ``name`` from ``module``."""
+    import importlib
+
+    if module == "hippo_core":
+        return f"{name} is not in hippo_core's public API (docs/plugins.md lists it)"
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        value = None
+    same = [p for p in hippo_core.__all__ if value is not None and getattr(hippo_core, p) is value]
+    if same:
+        return f"use `from hippo_core import {same[0]}`"
+    return _instead(f"{module}.{name}", homes)
+
+
+def _instead(dotted: str, homes: dict[str, list[str]]) -> str:
+    names = homes.get(dotted)
+    if names:
+        return f"{dotted} is private; its public names are {', '.join(sorted(names))}"
+    return (
+        f"{dotted} is private and has no public name: ask for one in hippo_core's API "
+        "(docs/plugins.md) or keep the logic in the pack"
+    )
+
+
+def test_hippos_own_packs_import_only_the_public_api() -> None:
+    found = [line for path in sorted(PACKS.rglob("*.py")) for line in private_imports(path)]
+    assert not found, "private hippo_core names in hippo_packs:\n" + "\n".join(found)
+
+
+def test_a_private_import_is_named_with_its_public_alternative(tmp_path: Path) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "from hippo_core import Workspace, hookimpl\n"
+        "from hippo_core.processes import process_alive\n"
+        "def later():\n"
+        "    from hippo_core.dream import receipts\n"
+        "    import hippo_core.quickjson_nowhere\n"
+        "    from hippo_core import _HOMES\n",
+        encoding="utf-8",
+    )
+    found = private_imports(fake, "hippo_packs/sleep/_fake_for_test.py")
+    assert found == [
+        "hippo_packs/sleep/_fake_for_test.py:2: process_alive from hippo_core.processes: "
+        "use `from hippo_core import process_alive`",
+        "hippo_packs/sleep/_fake_for_test.py:4: receipts from hippo_core.dream: "
+        "hippo_core.dream.receipts is private; its public names are new_id, proposal_record, "
+        "purge_note_history, receipt_record, record_proposal",
+        "hippo_packs/sleep/_fake_for_test.py:5: import hippo_core.quickjson_nowhere: "
+        "hippo_core.quickjson_nowhere is private and has no public name: ask for one in "
+        "hippo_core's API (docs/plugins.md) or keep the logic in the pack",
+        "hippo_packs/sleep/_fake_for_test.py:6: _HOMES from hippo_core: _HOMES is not in "
+        "hippo_core's public API (docs/plugins.md lists it)",
+    ]

@@ -21,7 +21,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from hippo_core import HippoError, hookimpl
-from hippo_core.mcp.tool import Arguments, Tool
+from hippo_core.mcp.tool import Tool, ToolArguments
 from hippo_core.plugins import load_plugins
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.dream_scene import TESTING, Scene, replace
@@ -414,7 +414,7 @@ class Plugin:
             register(tool)
 
 
-class Greeting(Arguments):
+class Greeting(ToolArguments):
     name: str
 
 
@@ -457,7 +457,13 @@ def test_the_agents_hot_path_imports_nothing_of_the_server_or_its_tools(
     from tests.test_imports import imported
 
     modules = imported(make_workspace(), "context", expect="# Home\n")
-    ours = ("mcp", "anyio", "hippo_core.mcp", "hippo_core.review", "hippo_packs.sleep.tools")
+    ours = (
+        "mcp",
+        "anyio",
+        "hippo_core.mcp",
+        "hippo_core.review",
+        "hippo_packs.sleep.commands.tools",
+    )
     assert (
         sorted(m for m in modules if m in ours or m.startswith(tuple(f"{o}." for o in ours))) == []
     )

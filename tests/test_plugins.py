@@ -43,6 +43,7 @@ def test_every_hookspec_is_documented():
         "hippo_register_readers",
         "hippo_register_review_queues",
         "hippo_register_reviewers",
+        "hippo_register_schedule_jobs",
         "hippo_register_settings",
         "hippo_register_sources",
         "hippo_register_tools",

@@ -6,6 +6,7 @@ by :mod:`plistlib`, units by ``systemd-analyze verify`` when it is here."""
 
 from __future__ import annotations
 
+import os
 import plistlib
 import shlex
 import shutil
@@ -343,3 +344,90 @@ def test_a_scheduler_program_that_cannot_run_is_one_line(
     run = hippo("schedule", "install", "--launchd", cwd=make_workspace())
     assert run.code == 1 and run.err.startswith("error: ") and "cannot run it" in run.err
     assert len(run.err.splitlines()) == 1
+
+
+BACKUP = """
+from hippo_core import hookimpl
+
+
+@hookimpl
+def hippo_register_schedule_jobs(register):
+    register("backup", "1h", ("backup", "now"), "Also back the notes up every hour.")
+"""
+WRONG = """
+from hippo_core import hookimpl
+
+
+@hookimpl
+def hippo_register_schedule_jobs(register):
+    register("dream", "1h", ("dream",), "A second dream.")
+"""
+
+
+def _site(tmp_path: Path) -> Path:
+    """Two third-party plugins, installed: one offers a job, one a job that takes a name
+    hippo's own."""
+    site = tmp_path / "site"
+    site.mkdir()
+    for module, source in (("hippo_backup", BACKUP), ("hippo_wrong", WRONG)):
+        (site / f"{module}.py").write_text(source)
+        info = site / f"{module}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[hippo]\n{module} = {module}\n")
+    return site
+
+
+def _hippo(site: Path, load: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real ``hippo`` in a process of its own, with ``HIPPO_LOAD_PLUGINS=load``."""
+    env = {**os.environ, "PYTHONPATH": str(site), "HIPPO_LOAD_PLUGINS": load, "COLUMNS": "100"}
+    return subprocess.run(
+        [sys.executable, "-m", "hippo_core", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_jobs_come_from_plugins_and_are_read_back_by_their_words(
+    make_workspace: WorkspaceMaker, crontab: Path, systemd: Path, tmp_path: Path
+) -> None:
+    site, ws = _site(tmp_path), make_workspace()
+
+    def options(load: str) -> list[str]:
+        shown = _hippo(site, load, "schedule", "install", "--help", cwd=ws)
+        assert shown.returncode == 0, shown.stderr
+        return [line.split()[0] for line in shown.stdout.splitlines() if line.startswith("  --")]
+
+    assert "--sleep-tick" not in options("")  # no plugin: no job of one
+    assert options("sleep")[-2:] == ["--sleep-tick", "--help"]
+    assert options("sleep,hippo_backup")[-3:] == ["--backup", "--sleep-tick", "--help"]
+
+    done = _hippo(site, "hippo_backup", "schedule", "install", "--cron", "--backup", cwd=ws)
+    assert done.returncode == 0, done.stderr
+    [backup] = [line for line in crontab.read_text().splitlines() if " backup now >> " in line]
+    assert backup.startswith("0 * * * * ")
+    # Read back by the words of the command it runs, whichever plugin is loaded now.
+    shown = _hippo(site, "", "schedule", "show", cwd=ws).stdout.splitlines()
+    assert [line.split(": ", 1)[0] for line in shown] == ["cron", "cron"]
+    done = _hippo(site, "hippo_backup", "schedule", "install", "--systemd", "--backup", cwd=ws)
+    assert done.stdout.splitlines()[:2] == [
+        "removed from cron: hippo dream",
+        "removed from cron: hippo backup now",
+    ], done.stderr
+    shown = _hippo(site, "", "schedule", "show", cwd=ws).stdout
+    assert "systemd: hippo backup now, OnCalendar=*-*-* 00/1:00:00: " in shown
+    gone = _hippo(site, "", "schedule", "uninstall", cwd=ws)
+    assert (
+        gone.stdout == "removed from systemd: hippo backup now\nremoved from systemd: hippo dream\n"
+    )
+
+    wrong = _hippo(site, "hippo_wrong", "schedule", "install", "--help", cwd=ws)
+    assert wrong.returncode == 0 and "--dream-every" in wrong.stdout
+    assert wrong.stderr == (
+        "warning: plugin hippo_wrong (hippo_wrong) registered the schedule job 'dream', which "
+        "is left out: a name is lower-case letters, digits and -, and not dream\n"
+    )

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hippo_core.processes import alive
+from hippo_core.processes import process_alive
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.sleep_scene import Sleepy, make_sleepy
 
@@ -75,14 +75,14 @@ def test_started_for_a_sleep_kept_while_the_chain_is_open_stopped_when_it_ends(
     assert ticked["check"]["slept"]["outcome"] == "drafted"
     assert "model_started" in night.events()
     pid = model_state(night)["pid"]
-    assert alive(pid)  # a chain is open and it was used just now: kept warm
+    assert process_alive(pid)  # a chain is open and it was used just now: kept warm
     status = night.json("sleep", "status")["model_lifecycle"]
     assert status["running"] is True and status["owner"] == "hippo" and status["pid"] == pid
     draft = night.draft()
     night.ok("review", draft["id"], "--approve", "0")
     ticked = night.json("sleep", "tick")  # the chain landed: the cycle is over
     assert ticked["model_stopped"] == "the cycle is over"
-    assert not alive(pid) and "model_stopped" in night.events()
+    assert not process_alive(pid) and "model_stopped" in night.events()
 
 
 def test_idle_past_keep_warm_it_is_stopped_even_mid_chain(night: Sleepy, tmp_path: Path):
@@ -91,7 +91,7 @@ def test_idle_past_keep_warm_it_is_stopped_even_mid_chain(night: Sleepy, tmp_pat
     assert ticked["check"]["slept"]["outcome"] == "drafted" and night.draft()
     assert ticked["model_stopped"] == "idle for keep_warm_seconds (0)"
     [started] = [e for e in night.json("sleep", "events") if e["event"] == "model_started"]
-    assert not alive(started["pid"]) and "model_stopped" in night.events()
+    assert not process_alive(started["pid"]) and "model_stopped" in night.events()
 
 
 def test_a_server_somebody_else_started_is_used_and_never_stopped(
@@ -213,7 +213,7 @@ def test_a_real_llama_cpp_server_is_started_for_a_sleep_and_stopped_after(
     assert slept["outcome"] in ("drafted", "failed", "nothing to draft"), slept
     assert "could not be reached" not in str(slept.get("error", ""))
     [started] = [e for e in night.json("sleep", "events") if e["event"] == "model_started"]
-    assert ticked.get("model_stopped") and not alive(started["pid"])
+    assert ticked.get("model_stopped") and not process_alive(started["pid"])
 
 
 def test_a_server_that_dies_mid_answer_fails_the_sleep_and_keeps_the_brief(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hippo_packs.sleep.operations import check_operations, empty_answer, salvage_operations
-from hippo_packs.sleep.review import restate_problem
+from hippo_packs.sleep.cycle.operations import check_operations, empty_answer, salvage_operations
+from hippo_packs.sleep.cycle.review import restate_problem
 
 PILE = [
     {"id": "f1", "content": "Deploys run from main after CI passes"},

@@ -230,7 +230,7 @@ def test_a_landing_killed_midway_is_finished_by_the_next_run(
     chat: ChatServer,
     monkeypatch: pytest.MonkeyPatch,
 ):
-    import hippo_packs.sleep.landing as landing
+    import hippo_packs.sleep.cycle.landing as landing
 
     class Killed(BaseException):
         """Stands in for a kill: nothing after it runs, and nobody catches it."""

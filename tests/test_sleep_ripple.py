@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from hippo_packs.sleep.config import SleepRipple, SleepSettings
-from hippo_packs.sleep.ripple import NOBODY, NUDGE, message
+from hippo_packs.sleep.wake.ripple import NOBODY, NUDGE, message
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.sleep_scene import Sleepy, make_sleepy
 from tests.test_sleep_notify import webhook
@@ -142,11 +142,11 @@ def test_one_ripple_at_a_time_per_event_the_next_fired_by_a_tick(
     second = _second_draft(night)
     kinds = [r["ripple"] for r in ripples(night) if r["event"] == "draft_submitted"]
     assert kinds == ["started", "waiting"], ripples(night)
-    from hippo_core.processes import alive
+    from hippo_core.processes import process_alive
 
     [started] = [r for r in ripples(night) if r["ripple"] == "started"]
     deadline = time.monotonic() + 30
-    while alive(started["pid"]) and time.monotonic() < deadline:
+    while process_alive(started["pid"]) and time.monotonic() < deadline:
         time.sleep(0.05)  # the first ripple ends by itself
     night.ok("sleep", "tick")
     assert wait_for_lines(marks, 2) == [first, second], ripples(night)
@@ -154,7 +154,7 @@ def test_one_ripple_at_a_time_per_event_the_next_fired_by_a_tick(
 
 def _second_draft(night: Sleepy) -> str:
     """A second draft while the first ripple runs: the first draft's chain closed by hand."""
-    from hippo_packs.sleep import store
+    from hippo_packs.sleep.records import store
 
     draft = night.draft()
     draft["status"] = "closed"

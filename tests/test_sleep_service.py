@@ -130,6 +130,25 @@ def test_the_routes_answer_what_the_cycle_says(service: Served, sleepy: Sleepy) 
     assert status == 200 and "purged" in checked
 
 
+def test_a_service_started_past_bedtime_ticks_after_the_warmup_not_a_heartbeat(
+    tmp_path: Path, hippo: HippoRunner
+) -> None:
+    """An hour's heartbeat, a sleep overdue (a workspace that never slept): the first tick
+    comes after ``warmup_seconds``, and the next one a heartbeat after that."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    settings = "[sleep]\ntick_seconds = 3600\ntend_cycle = false\nwarmup_seconds = 1\n"
+    make_sleepy(root, hippo, settings)
+    served = serving(root)
+    try:
+        ticked = wait_for(lambda: served.ask("GET", "/status")[1]["service"]["last_tick_at"])
+        status = served.ask("GET", "/status")[1]
+        assert status["service"]["heartbeat_seconds"] == 3600 and ticked
+        assert status["last_check"]  # the tick ran its check
+    finally:
+        assert "Traceback" not in stop(served)
+
+
 def test_a_nudge_wakes_the_loop_which_first_waits_for_the_session(
     service: Served, tmp_path: Path
 ) -> None:
@@ -339,7 +358,7 @@ def test_a_service_killed_mid_sleep_leaves_records_the_next_start_goes_on_from(
 
 def _fragments(sleepy: Sleepy) -> list[dict[str, Any]]:
     from hippo_core.workspace import Workspace
-    from hippo_packs.sleep import store
+    from hippo_packs.sleep.records import store
 
     return store.fragments(Workspace.open(sleepy.root))
 

@@ -24,7 +24,7 @@ def test_off_by_default_nothing_is_written_and_setting_is_refused(
     make_workspace: WorkspaceMaker, hippo: HippoRunner
 ) -> None:
     from hippo_core.workspace import Workspace
-    from hippo_packs.sleep.tools import NoArguments, voice_card
+    from hippo_packs.sleep.commands.tools import NoArguments, voice_card
 
     night = make_sleepy(make_workspace(), hippo)
     run = night.run("voice", "set", CARD, "--why", "first")
@@ -36,7 +36,7 @@ def test_off_by_default_nothing_is_written_and_setting_is_refused(
 
 def test_versions_their_why_and_the_cap(make_workspace: WorkspaceMaker, hippo: HippoRunner):
     from hippo_core.workspace import Workspace
-    from hippo_packs.sleep.tools import NoArguments, voice_card
+    from hippo_packs.sleep.commands.tools import NoArguments, voice_card
 
     night = make_sleepy(make_workspace(), hippo)
     voice_on(night, max_chars=100)

@@ -62,8 +62,8 @@ COMMANDS = (
     (
         "schedule",
         "schedule:app",
-        "Run hippo dream (and the sleep tick) on a clock: launchd on macOS, systemd on Linux, "
-        "else cron.",
+        "Run hippo dream (and the jobs plugins add) on a clock: launchd on macOS, systemd on "
+        "Linux, else cron.",
     ),
     ("pack", "pack:app", "List, install, update and write packs."),
     ("eval", "eval:app", "Measure packs on recorded cases, and the memory of this workspace."),

@@ -81,10 +81,10 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 
 def settings(workspace: Workspace) -> Triggers:
-    from hippo_core.plugin_settings import table
+    from hippo_core.plugin_settings import settings_table
     from hippo_core.plugins import load_plugins
 
-    found, _warnings = table(workspace, load_plugins(), TABLE)
+    found, _warnings = settings_table(workspace, load_plugins(), TABLE)
     return found  # type: ignore[no-any-return]
 
 
@@ -143,7 +143,7 @@ def start_dream(workspace: Workspace, why: str) -> int | None:
     from hippo_core.atomic import atomic_write
     from hippo_core.dream.run import dream_lock_path
     from hippo_core.locks import file_lock
-    from hippo_core.processes import alive
+    from hippo_core.processes import process_alive
 
     state_path = workspace.hippo_dir / STATE
     with file_lock(state_path.with_suffix(".lock"), wait=0) as mine:
@@ -151,7 +151,7 @@ def start_dream(workspace: Workspace, why: str) -> int | None:
             _not(workspace, why, "another trigger is starting one")
             return None
         pid = _started_pid(state_path)
-        if pid and alive(pid):
+        if pid and process_alive(pid):
             _not(workspace, why, f"the dream triggered before runs (pid {pid})")
             return None
         with file_lock(dream_lock_path(workspace), wait=0) as free:

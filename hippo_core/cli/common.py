@@ -80,7 +80,7 @@ class HippoGroup(TyperGroup):
                 formatter.write_dl(rows)
 
 
-def group(help_text: str) -> typer.Typer:
+def command_group(help_text: str) -> typer.Typer:
     """A command group as the command modules make them."""
     app = typer.Typer(
         cls=HippoGroup,
@@ -98,8 +98,8 @@ def _no_options() -> None:
     pass
 
 
-def command(app: typer.Typer, name: str | None = None) -> Callable[[F], F]:
-    """``@command(app, "name")``: a subcommand of ``app`` with hippo's help layout."""
+def subcommand(app: typer.Typer, name: str | None = None) -> Callable[[F], F]:
+    """``@subcommand(app, "name")``: a subcommand of ``app`` with hippo's help layout."""
     return app.command(name, cls=HippoCommand)
 
 
@@ -108,7 +108,7 @@ def say(line: str) -> None:
     typer.echo(line, err=True)
 
 
-def workspace(*, warn: bool = True) -> Workspace:
+def current_workspace(*, warn: bool = True) -> Workspace:
     """The workspace here; its settings' warnings on stderr unless ``warn`` is False."""
     from hippo_core.workspace import Workspace
 
@@ -123,7 +123,7 @@ def workspace_if_any() -> Workspace | None:
     """The workspace here, or None outside one."""
     from hippo_core.workspace import find_root
 
-    return workspace() if find_root(Path.cwd()) is not None else None
+    return current_workspace() if find_root(Path.cwd()) is not None else None
 
 
 def print_json(data: Any) -> None:

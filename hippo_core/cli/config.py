@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import typer
 
-from hippo_core.cli.common import command, group, workspace
+from hippo_core.cli.common import command_group, current_workspace, subcommand
 
-app = group("Read and change workspace settings.")
+app = command_group("Read and change workspace settings.")
 
 
-@command(app, "get")
+@subcommand(app, "get")
 def get(key: str = typer.Argument(..., metavar="KEY", help="The setting's name.")) -> None:
     """Print a setting's value (its default when the file does not set it)."""
     import tomlkit
 
     from hippo_core.settings_schema import get_setting
 
-    here = workspace()
+    here = current_workspace()
     _whole(key)
     if "." in key:  # a key of a plugin's table: triggers.on_compact, sleep.model.url
         from hippo_core.plugin_settings import get_plugin_setting
@@ -28,7 +28,7 @@ def get(key: str = typer.Argument(..., metavar="KEY", help="The setting's name."
     typer.echo(value if isinstance(value, str) else tomlkit.item(value).as_string())
 
 
-@command(app, "set")
+@subcommand(app, "set")
 def set_(
     key: str = typer.Argument(..., metavar="KEY", help="The setting's name."),
     value: str = typer.Argument(
@@ -41,7 +41,7 @@ def set_(
     """
     from hippo_core.settings_schema import set_setting
 
-    found = workspace()
+    found = current_workspace()
     shown = found.relative(found.settings_path)
     _whole(key)
     if "." in key:

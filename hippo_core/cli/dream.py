@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from hippo_core.cli.common import say, workspace
+from hippo_core.cli.common import current_workspace, say
 from hippo_core.errors import UsageError
 
 
@@ -39,7 +39,7 @@ def dream(
         raise UsageError("--show-prompts goes with --dry-run: hippo dream --dry-run --show-prompts")
     # A span (2d) is taken back from the run's own now, so it makes whole 24-hour chunks.
     start = (since_span(since) or parse_time(parse_since(since) + "Z")) if since else None
-    found = workspace()
+    found = current_workspace()
     if verbose:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("dream: %(message)s"))

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from hippo_core.cli.common import command, group
+from hippo_core.cli.common import command_group, subcommand
 from hippo_core.errors import UsageError
 
 if TYPE_CHECKING:
     from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode
 
-app = group("Measure packs on recorded cases, and the memory of this workspace.")
+app = command_group("Measure packs on recorded cases, and the memory of this workspace.")
 
 #: What each rate's counts are, as its line says them: "(1 of 2 expected changes applied)".
 COUNTS = {
@@ -27,7 +27,7 @@ COUNTS = {
 }
 
 
-@command(app, "pack")
+@subcommand(app, "pack")
 def pack(
     spec: str = typer.Argument(
         ..., metavar="PACK", help="A pack folder, or the name of a pack that runs here."
@@ -84,13 +84,13 @@ def _summary(result: EvalResult) -> None:
         typer.echo(f"{failed} of {cases} failed and {verb} left out of the figures", err=True)
 
 
-@command(app, "verify")
+@subcommand(app, "verify")
 def verify(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """Measure verify's turn search on this workspace's sessions: recall and precision."""
-    from hippo_core.cli.common import print_json, workspace
+    from hippo_core.cli.common import current_workspace, print_json
     from hippo_core.dream.measure import measure_verify
 
-    found = measure_verify(workspace())
+    found = measure_verify(current_workspace())
     if as_json:
         print_json(found)
         return
@@ -113,13 +113,13 @@ def verify(as_json: bool = typer.Option(False, "--json", help="Print one JSON ob
     typer.echo(f"nothing      {found['nothing_found']} touched notes found by no word")
 
 
-@command(app, "context")
+@subcommand(app, "context")
 def context(as_json: bool = typer.Option(False, "--json", help="Print one JSON object.")) -> None:
     """Measure the context block's relevant notes on this workspace's sessions."""
-    from hippo_core.cli.common import print_json, workspace
+    from hippo_core.cli.common import current_workspace, print_json
     from hippo_core.dream.measure import measure_context
 
-    found = measure_context(workspace())
+    found = measure_context(current_workspace())
     if as_json:
         print_json(found)
         return

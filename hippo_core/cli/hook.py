@@ -9,9 +9,11 @@ from __future__ import annotations
 import typer
 
 from hippo_core.cli import hot
-from hippo_core.cli.common import command, group
+from hippo_core.cli.common import command_group, subcommand
 
-app = group("Run by an agent's session hooks: read the hook's JSON on stdin. Always exits 0.")
+app = command_group(
+    "Run by an agent's session hooks: read the hook's JSON on stdin. Always exits 0."
+)
 
 TOOL_OPTION = typer.Option(
     "claude-code",
@@ -21,25 +23,25 @@ TOOL_OPTION = typer.Option(
 )
 
 
-@command(app, "session-start")
+@subcommand(app, "session-start")
 def session_start(tool: str = TOOL_OPTION) -> None:
     """SessionStart: declare the session, print the required context parts."""
     hot.hook("session-start", tool)
 
 
-@command(app, "prompt")
+@subcommand(app, "prompt")
 def prompt(tool: str = TOOL_OPTION) -> None:
     """UserPromptSubmit (Gemini: BeforeAgent): on the first prompt only, print relevant notes."""
     hot.hook("prompt", tool)
 
 
-@command(app, "session-end")
+@subcommand(app, "session-end")
 def session_end(tool: str = TOOL_OPTION) -> None:
     """SessionEnd: record the session as ended (reason unspecified)."""
     hot.hook("session-end", tool)
 
 
-@command(app, "compact")
+@subcommand(app, "compact")
 def compact(tool: str = TOOL_OPTION) -> None:
     """PreCompact (Gemini: PreCompress): the context is about to be compacted; a trigger may
     start a dream."""

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import typer
 
-from hippo_core.cli.common import command, group
+from hippo_core.cli.common import command_group, subcommand
 
-app = group("Install or remove hippo's hooks in an agent's settings.")
+app = command_group("Install or remove hippo's hooks in an agent's settings.")
 
 USER_OPTION = typer.Option(False, "--user", help="The user's settings, not the project's.")
 AGENT_ARGUMENT = typer.Argument(
@@ -41,7 +41,7 @@ def _on_compact() -> bool:
     return bool(workspace.settings.tables.get(TABLE)) and settings(workspace).on_compact
 
 
-@command(app, "install")
+@subcommand(app, "install")
 def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     """Add hippo's session-start, prompt and session-end hooks (OpenCode: a plugin), and its
     compaction hook when the workspace's triggers dream on compaction."""
@@ -65,7 +65,7 @@ def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
             typer.echo(f"note: {problem}")
 
 
-@command(app, "uninstall")
+@subcommand(app, "uninstall")
 def uninstall(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     """Remove hippo's hooks only; every other hook stays."""
     from hippo_core.hooks_install import uninstall as remove

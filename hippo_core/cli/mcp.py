@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from hippo_core.cli.common import HippoGroup, command
+from hippo_core.cli.common import HippoGroup, subcommand
 
 app = typer.Typer(
     cls=HippoGroup,
@@ -54,7 +54,7 @@ def _config_file(agent: str, user: bool) -> Path:
     return config_file(agent, user=user, project=project)
 
 
-@command(app, "install")
+@subcommand(app, "install")
 def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     """Register hippo's MCP server in the agent's config (idempotent)."""
     from hippo_core.mcp.install import check_agent
@@ -70,7 +70,7 @@ def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
         typer.echo(f"note: {PROJECT_NOTES[agent]}")
 
 
-@command(app, "uninstall")
+@subcommand(app, "uninstall")
 def uninstall(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     """Remove hippo's MCP server from the agent's config; every other server stays."""
     from hippo_core.mcp.install import check_agent

@@ -12,12 +12,12 @@ import json
 import typer
 
 from hippo_core.cli import pack_author, pack_install
-from hippo_core.cli.common import JSON_OPTION, command, group
+from hippo_core.cli.common import JSON_OPTION, command_group, subcommand
 
-app = group("List, install, update and write packs.")
+app = command_group("List, install, update and write packs.")
 
 
-@command(app, "list")
+@subcommand(app, "list")
 def list_(
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -38,7 +38,7 @@ def list_(
     raise typer.Exit(1 if problems or any(row.error for row in rows) else 0)
 
 
-@command(app, "vendor")
+@subcommand(app, "vendor")
 def vendor(
     name: str = typer.Argument(
         ..., metavar="NAME", help="The pack an installed distribution ships."

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
-from hippo_core.cli.common import command
+from hippo_core.cli.common import subcommand
 
 if TYPE_CHECKING:
     from hippo_core.dream.packs import Pack
@@ -184,4 +184,4 @@ def _shown(path: Path, relative: bool = False) -> str:
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``hippo pack``."""
     for function in (new, check):
-        command(app)(function)
+        subcommand(app)(function)

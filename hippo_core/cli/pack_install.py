@@ -12,7 +12,7 @@ import json
 
 import typer
 
-from hippo_core.cli.common import JSON_OPTION, command, say, workspace, workspace_if_any
+from hippo_core.cli.common import JSON_OPTION, current_workspace, say, subcommand, workspace_if_any
 
 
 def search(
@@ -62,7 +62,7 @@ def add(
     from hippo_core.packs.install import add as run_add
     from hippo_core.packs.install import theme_hint
 
-    found = workspace()
+    found = current_workspace()
     added = run_add(found, request, registry=registry, say=say)
     entry = added.entry
     typer.echo(f"added {entry.name} {entry.version} from {entry.registry or entry.source}")
@@ -84,7 +84,7 @@ def update(
     """Fetch the registries again and bring installed packs up to date."""
     from hippo_core.packs.update import update as run_update
 
-    found = workspace()
+    found = current_workspace()
     lines = run_update(found, name, force=force, say=say, done=typer.echo)
     if not lines:
         say("no pack is recorded in .hippo/packs.lock")
@@ -99,11 +99,11 @@ def remove(
     """Delete an installed pack from .hippo/packs/ and from the lock file."""
     from hippo_core.packs.remove import remove as run_remove
 
-    found = workspace()
+    found = current_workspace()
     typer.echo(run_remove(found, name, force=force))
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``hippo pack``."""
     for function in (search, add, update, remove):
-        command(app)(function)
+        subcommand(app)(function)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from hippo_core.cli.common import workspace
+from hippo_core.cli.common import current_workspace
 
 
 def revert(
@@ -17,7 +17,7 @@ def revert(
     from hippo_core.dream.revert import revert as run_revert
     from hippo_core.plugins import load_plugins
 
-    found = workspace()
+    found = current_workspace()
     done = run_revert(found, load_plugins(), receipt, force=force)
     note = found.relative(found.notes_dir / done.note)
     typer.echo(f"reverted {note}; receipt {found.relative(done.receipt)}")

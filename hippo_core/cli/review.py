@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from hippo_core.cli.common import JSON_OPTION, print_json, workspace
+from hippo_core.cli.common import JSON_OPTION, current_workspace, print_json
 from hippo_core.errors import UsageError
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def review(
     from hippo_core.plugins import load_plugins
     from hippo_core.review import queue_of
 
-    found = workspace()
+    found = current_workspace()
     plugins = load_plugins()
     if confirm and reject:
         raise UsageError("give --confirm or --reject, not both")
@@ -89,9 +89,9 @@ def review(
 
 
 def _list(found: Workspace, plugins: Plugins, as_json: bool) -> None:
-    from hippo_core.review import PROPOSAL, waiting
+    from hippo_core.review import PROPOSAL, review_items
 
-    rows = waiting(found, plugins)
+    rows = review_items(found, plugins)
     if as_json:
         print_json(rows)
         return

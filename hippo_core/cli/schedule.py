@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+
 import typer
 
-from hippo_core.cli.common import command, group, workspace
+from hippo_core.cli.common import command_group, current_workspace, say, subcommand
 from hippo_core.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.schedule import Entry, When
+    from hippo_core.plugins import ScheduleJob
+    from hippo_core.schedule import Entry
 
-app = group(
-    "Run hippo dream (and the sleep tick) on a clock: launchd on macOS, systemd on Linux, "
-    "else cron."
+app = command_group(
+    "Run hippo dream (and the jobs plugins add) on a clock: launchd on macOS, systemd on "
+    "Linux, else cron."
 )
 
 
-@command(app, "install")
 def install(
     dream_every: str = typer.Option(
         "", "--dream-every", metavar="SPAN", help="Dream this often: 30m, 6h, 1d (default 1d)."
@@ -25,12 +28,10 @@ def install(
     dream_at: str = typer.Option(
         "", "--dream-at", metavar="HH:MM", help="Dream once a day at this local time."
     ),
-    sleep_tick: bool = typer.Option(
-        False, "--sleep-tick", help="Also run `hippo sleep tick` every 5 minutes."
-    ),
     launchd: bool = typer.Option(False, "--launchd", help="Use launchd (macOS's default)."),
     systemd: bool = typer.Option(False, "--systemd", help="Use systemd user timers."),
     cron: bool = typer.Option(False, "--cron", help="Use the crontab."),
+    **wanted: bool,
 ) -> None:
     """Schedule this workspace's dreaming, replacing the schedule it had (idempotent)."""
     from hippo_core import schedule
@@ -42,12 +43,16 @@ def install(
     ]
     if len(chosen) > 1:
         raise UsageError(f"give one scheduler, not {' and '.join('--' + c for c in chosen)}")
-    here = workspace()
+    here = current_workspace()
     when = schedule.at(dream_at) if dream_at else schedule.every(dream_every or "1d")
-    tick = _tick() if sleep_tick else None
+    more = tuple(
+        schedule.Job(job.name, schedule.every(job.every, f"--{job.name}"), job.args)
+        for job in _plugin_jobs().values()
+        if wanted.get(_parameter(job.name))
+    )
     scheduler = schedule.choose(chosen[0] if chosen else None)
     entries, changed, moved = schedule.install(
-        here.root, schedule.jobs(dream=when, sleep_tick=tick), scheduler
+        here.root, schedule.jobs(dream=when, more=more), scheduler
     )
     for entry in moved:
         typer.echo(f"removed from {entry.scheduler}: {entry.job}")
@@ -56,14 +61,41 @@ def install(
         typer.echo(f"  {_line(entry)}")
 
 
-def _tick() -> When:
-    """Every five minutes: the sleep tick decides for itself what is due."""
-    from hippo_core import schedule
+def _plugin_jobs(*, warn: bool = False) -> dict[str, ScheduleJob]:
+    """The jobs plugins offer (the sleep pack's ``sleep-tick``), each an option of install;
+    with ``warn``, a job registered wrong is named on stderr."""
     from hippo_core.plugins import load_plugins
 
-    if "sleep" not in load_plugins().commands():
-        raise UsageError("--sleep-tick needs the sleep pack's plugin (hippo sleep)")
-    return schedule.every("5m")
+    problems: list[str] = []
+    found = load_plugins().schedule_jobs(problems)
+    for line in problems if warn else []:
+        say(f"warning: {line}")
+    return found
+
+
+def _parameter(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def _with_plugin_options(function: Callable[..., None]) -> Callable[..., None]:
+    """``install`` with a ``--<name>`` option for each job a plugin offers, so that the
+    options are the jobs there are (none with ``HIPPO_LOAD_PLUGINS=""``)."""
+    signature = inspect.signature(function)
+    fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    options = [
+        inspect.Parameter(
+            _parameter(job.name),
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(False, f"--{job.name}", help=job.help),
+            annotation=bool,
+        )
+        for job in sorted(_plugin_jobs(warn=True).values(), key=lambda job: job.name)
+    ]
+    function.__signature__ = signature.replace(parameters=[*fixed, *options])  # type: ignore[attr-defined]
+    return function
+
+
+subcommand(app, "install")(_with_plugin_options(install))
 
 
 def _line(entry: Entry) -> str:
@@ -72,24 +104,24 @@ def _line(entry: Entry) -> str:
     return f"{entry.scheduler}: {entry.job}, {entry.when}: {entry.where}"
 
 
-@command(app, "show")
+@subcommand(app, "show")
 def show() -> None:
     """Print this workspace's scheduled jobs, in whichever scheduler holds them."""
     from hippo_core import schedule
 
-    entries = schedule.installed(workspace().root)
+    entries = schedule.installed(current_workspace().root)
     if not entries:
         typer.echo("no schedule for this workspace: `hippo schedule install` adds one")
     for entry in entries:
         typer.echo(_line(entry))
 
 
-@command(app, "uninstall")
+@subcommand(app, "uninstall")
 def uninstall() -> None:
     """Remove this workspace's scheduled jobs from every scheduler, and nothing else."""
     from hippo_core import schedule
 
-    removed = schedule.uninstall(workspace().root)
+    removed = schedule.uninstall(current_workspace().root)
     if not removed:
         typer.echo("no schedule for this workspace: nothing to remove")
     for entry in removed:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import typer
 
-from hippo_core.cli.common import command, group
+from hippo_core.cli.common import command_group, subcommand
 
-app = group("Declare agent sessions and record how they ended.")
+app = command_group("Declare agent sessions and record how they ended.")
 
 
-@command(app, "start")
+@subcommand(app, "start")
 def start(
     session: str | None = typer.Option(
         None, "--id", metavar="ID", help="The agent's own session id (default: a new id)."
@@ -31,7 +31,7 @@ def start(
     typer.echo(record["id"])
 
 
-@command(app, "end")
+@subcommand(app, "end")
 def end(
     session: str | None = typer.Option(
         None, "--id", metavar="ID", help="The session's id (default: the latest open session)."

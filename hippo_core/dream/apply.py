@@ -48,6 +48,11 @@ class Settled:
     snapshot: str = ""
     record: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def applied(self) -> bool:
+        """True when the change is in the note now (its receipt says ``applied``)."""
+        return self.state == APPLIED
+
 
 def settle(
     workspace: Workspace,

@@ -284,7 +284,7 @@ def marked(prompt: str) -> str:
     return f"{MODEL_CALL_MARKER}\n{prompt}"
 
 
-def api_key(variable: str, setting: str) -> str | None:
+def api_key_from_env(variable: str, setting: str) -> str | None:
     """The API key in the environment variable ``variable`` (None when none is named);
     raises :class:`HippoError` naming ``setting`` when the variable is not set."""
     if not variable:
@@ -320,7 +320,7 @@ class OpenAIBackend:
     def from_workspace(cls, workspace: Workspace) -> OpenAIBackend:
         settings = workspace.settings
         table = settings.openai
-        key = api_key(table.api_key_env, "openai.api_key_env")
+        key = api_key_from_env(table.api_key_env, "openai.api_key_env")
         url = table.url.rstrip("/") + "/chat/completions"
         return cls(
             url,

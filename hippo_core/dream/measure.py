@@ -24,12 +24,12 @@ if TYPE_CHECKING:
 def measure_verify(workspace: Workspace) -> dict[str, Any]:
     from hippo_core.dream.turns import BODY_TERMS, MAX_TURNS
     from hippo_core.index.team_turns import turn_index
-    from hippo_core.sessions import all_records
+    from hippo_core.sessions import session_records
 
     index = turn_index(workspace)
     if index is None:
         raise HippoError("no transcript index yet: run `hippo ingest` first")
-    records = all_records(workspace) + index.records()
+    records = session_records(workspace) + index.records()
     sessions = frozenset(str(r["id"]) for r in records)
     start, end = datetime(1970, 1, 1, tzinfo=UTC), datetime(9999, 1, 1, tzinfo=UTC)
     rows, truth_total, possible = [], 0, 0
@@ -86,7 +86,7 @@ def measure_context(workspace: Workspace) -> dict[str, Any]:
     its task (declared, else its first prompt) against the notes it touched: recall@5 and
     MRR of the relevant list, beside a plain BM25 ranking of the whole notes."""
     from hippo_core.index.team_turns import turn_index
-    from hippo_core.sessions import all_records
+    from hippo_core.sessions import session_records
 
     index = turn_index(workspace)
     if index is None:
@@ -94,7 +94,7 @@ def measure_context(workspace: Workspace) -> dict[str, Any]:
     notes_root = str(workspace.notes_dir) + "/"
     cases: list[tuple[str, set[str]]] = []
     try:
-        for record in all_records(workspace) + index.records():
+        for record in session_records(workspace) + index.records():
             sid = str(record["id"])
             truth = {
                 path[len(notes_root) :]

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
-from hippo_core.jsonfiles import objects_in, read_object
+from hippo_core.jsonfiles import json_objects_in, read_json_object
 
 if TYPE_CHECKING:
+    from hippo_core.dream.model import Proposal
     from hippo_core.workspace import Workspace
 
 CHANGE, REVERT = "change", "revert"
@@ -62,12 +63,12 @@ def write(path: Path, record: dict[str, Any]) -> None:
 
 def read(path: Path, shown: str) -> dict[str, Any]:
     """A proposal, receipt or review; anything but a JSON object is one error."""
-    return read_object(path, shown, kind="hippo record")
+    return read_json_object(path, shown, kind="hippo record")
 
 
 def all_in(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
     """Every readable record in ``directory``, oldest first (ids sort by time)."""
-    return objects_in(directory)
+    return json_objects_in(directory)
 
 
 def created(record: dict[str, Any]) -> bool:
@@ -121,3 +122,102 @@ def undone_texts(workspace: Workspace, note: str) -> list[tuple[str, str]]:
         for record in reverts(workspace)
         if record.get("note") == note and isinstance(record.get("undone"), str)
     ]
+
+
+# -- for plugins that land changes of their own (the public API) ---------------------------
+
+#: What a purged note's words become in the records that held them.
+PURGED = "[purged]"
+
+
+def record_proposal(
+    workspace: Workspace,
+    proposal: Proposal,
+    *,
+    prompt_digest: str,
+    review: str,
+    persona: str,
+    **more: Any,
+) -> Path:
+    """Write ``.hippo/proposals/<id>.json`` once, as a dream writes it: the proposal, when,
+    the digest of the note its change was built against, and who reviews it with which
+    persona (``more`` adds keys of the caller's). Raises :class:`HippoError` when a
+    proposal of that id exists: one is never overwritten."""
+    path = folder(workspace, "proposals") / f"{proposal.id}.json"
+    record = {
+        **proposal.as_dict(),
+        "created": now(),
+        "prompt": {"note_digest": prompt_digest},
+        "review": review,
+        "persona": persona,
+        **more,
+    }
+    create_once(path, record)
+    return path
+
+
+def proposal_record(workspace: Workspace, proposal_id: str) -> dict[str, Any] | None:
+    """The proposal ``proposal_id`` as written, or None when there is none."""
+    return _record(workspace, "proposals", proposal_id)
+
+
+def receipt_record(workspace: Workspace, proposal_id: str) -> dict[str, Any] | None:
+    """The receipt of ``proposal_id`` (its ``state``: ``applied``, ``rejected``, ...), or
+    None when it was never settled."""
+    return _record(workspace, "receipts", proposal_id)
+
+
+def _record(workspace: Workspace, name: str, record_id: str) -> dict[str, Any] | None:
+    if "/" in record_id or record_id.startswith("."):
+        return None
+    path = folder(workspace, name) / f"{record_id}.json"
+    if not path.is_file():
+        return None
+    return read(path, workspace.relative(path))
+
+
+def purge_note_history(
+    workspace: Workspace, note: str, *, fields: tuple[str, ...] = ()
+) -> dict[str, int]:
+    """Take the words of ``note`` (relative to ``notes_dir``) out of every record hippo
+    keeps of its changes: the proposals' ``old``, ``new`` and ``reason`` (and the kind's own
+    ``fields``) become :data:`PURGED`, the reviewers' replies about them are emptied, the
+    snapshots are deleted, and a revert's kept texts are dropped. Ids, verdicts, states and
+    digests stay, so the history still says that something changed, and when.
+
+    For a plugin that forgets a note for good (the sleep pack's ``hippo forget``): the
+    counts of what it touched, by record.
+    """
+    counts = {"proposals": 0, "reviews": 0, "snapshots": 0, "receipts": 0}
+    purged_ids = set()
+    for path, record in all_in(folder(workspace, "proposals")):
+        if record.get("note") != note:
+            continue
+        purged_ids.add(str(record.get("id")))
+        changed = False
+        for key in ("old", "new", "reason", *fields):
+            value = record.get(key)
+            if isinstance(value, str) and value and value != PURGED:
+                record[key] = PURGED if key != "reason" else ""
+                changed = True
+        if changed:
+            write(path, record)
+            counts["proposals"] += 1
+    for path, record in all_in(folder(workspace, "reviews")):
+        if str(record.get("proposal")) in purged_ids and (
+            record.get("notes") or record.get("reply")
+        ):
+            record.update(notes="", problem="", reply="")
+            write(path, record)
+            counts["reviews"] += 1
+    from glob import escape
+
+    for shot in sorted(folder(workspace, "snapshots").glob(f"*/{escape(note)}")):
+        shot.unlink(missing_ok=True)
+        counts["snapshots"] += 1
+    for path, record in all_in(folder(workspace, "receipts")):
+        if record.get("note") == note and (record.get("undone") or record.get("confirmed")):
+            record.update(undone=PURGED if record.get("undone") else "", confirmed="")
+            write(path, record)
+            counts["receipts"] += 1
+    return counts

@@ -345,10 +345,10 @@ class _Sessions:
     """The workspace's session records with their spans in the index, read once a run."""
 
     def __init__(self, workspace: Workspace, index: TurnIndex | None) -> None:
-        from hippo_core.sessions import all_records
+        from hippo_core.sessions import session_records
 
         started = time.perf_counter()
-        records = all_records(workspace)
+        records = session_records(workspace)
         if index is not None:  # a team index has the other members' sessions too
             records += index.records()
         spans = index.sessions(r["id"] for r in records) if index else {}

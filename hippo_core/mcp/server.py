@@ -83,7 +83,7 @@ def serve(start: str) -> int:
     return 0
 
 
-def build_server(tools: Mapping[str, Tool], start: str) -> Server[Any]:
+def mcp_server(tools: Mapping[str, Tool], start: str) -> Server[Any]:
     """The SDK's server offering ``tools``, each call run in the workspace at or above
     ``start``: what ``hippo mcp`` serves on stdio, and ``hippo sleep serve`` at ``/mcp``."""
     import anyio
@@ -131,7 +131,7 @@ def build_server(tools: Mapping[str, Tool], start: str) -> Server[Any]:
 async def _serve(tools: Mapping[str, Tool], start: str) -> None:
     from mcp.server.stdio import stdio_server
 
-    server = build_server(tools, start)
+    server = mcp_server(tools, start)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 

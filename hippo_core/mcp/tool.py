@@ -31,7 +31,7 @@ MAX_ARGUMENT_BYTES = 1_000_000
 SHOWN = 80
 
 
-class Arguments(BaseModel):
+class ToolArguments(BaseModel):
     """The base of a tool's arguments: unknown keys are refused, and nothing is coerced (a
     number given as a string is an error, as its schema says)."""
 

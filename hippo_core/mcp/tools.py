@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from hippo_core.errors import UsageError
-from hippo_core.mcp.tool import Arguments, Tool
+from hippo_core.mcp.tool import Tool, ToolArguments
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
@@ -30,7 +30,7 @@ NotePath = Annotated[str, Field(min_length=1, max_length=PATH)]
 ItemId = Annotated[str, Field(max_length=NAME, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
 
 
-class SearchArguments(Arguments):
+class SearchArguments(ToolArguments):
     query: Query = Field(description="Words to find in the indexed turns (word* for a prefix).")
     tool: Id | None = Field(None, description="Only this agent's turns (claude-code, codex, ...).")
     session: Id | None = Field(None, description="Only this session's turns.")
@@ -49,7 +49,7 @@ def search(workspace: Workspace, given: SearchArguments) -> dict[str, Any]:
     return {"query": given.query, "turns": [asdict(hit) for hit in hits]}
 
 
-class RecallArguments(Arguments):
+class RecallArguments(ToolArguments):
     query: Query = Field(description="What the notes should be about, in words.")
     limit: int = Field(5, ge=1, le=50, description="At most this many notes, best first.")
     max_bytes: int = Field(
@@ -63,7 +63,7 @@ def recall(workspace: Workspace, given: RecallArguments) -> dict[str, Any]:
     return ranked(workspace, given.query, limit=given.limit, max_bytes=given.max_bytes)
 
 
-class ReadNoteArguments(Arguments):
+class ReadNoteArguments(ToolArguments):
     path: NotePath = Field(
         description="The note's path from the notes folder (Deploy.md) or the workspace."
     )
@@ -78,7 +78,7 @@ def read_note(workspace: Workspace, given: ReadNoteArguments) -> str:
     return read(workspace, given.path, max_bytes=given.max_bytes)
 
 
-class ContextArguments(Arguments):
+class ContextArguments(ToolArguments):
     task: Prose | None = Field(None, description="What the session is about.")
     session: Id | None = Field(None, description="The session's id, for its session line.")
     budget: int | None = Field(
@@ -93,7 +93,7 @@ def context(workspace: Workspace, given: ContextArguments) -> str:
     return block.text + "".join(f"{omission.render()}\n" for omission in block.omitted)
 
 
-class EndSessionArguments(Arguments):
+class EndSessionArguments(ToolArguments):
     session: Id | None = Field(
         None, description="The session's id (default: the latest open declared session)."
     )
@@ -118,18 +118,18 @@ def end_session(workspace: Workspace, given: EndSessionArguments) -> dict[str, A
     return {key: record.get(key) for key in keys}
 
 
-class ReviewListArguments(Arguments):
+class ReviewListArguments(ToolArguments):
     pass
 
 
 def review_list(workspace: Workspace, given: ReviewListArguments) -> dict[str, Any]:
     from hippo_core.plugins import load_plugins
-    from hippo_core.review import waiting
+    from hippo_core.review import review_items
 
-    return {"waiting": waiting(workspace, load_plugins())}
+    return {"waiting": review_items(workspace, load_plugins())}
 
 
-class ReviewShowArguments(Arguments):
+class ReviewShowArguments(ToolArguments):
     id: ItemId = Field(description="A proposal's or a draft's id, as review_list gives it.")
 
 
@@ -153,7 +153,7 @@ class Decision(BaseModel):
     note: Prose | None = Field(None, description="Why, for the record.")
 
 
-class ReviewDecideArguments(Arguments):
+class ReviewDecideArguments(ToolArguments):
     id: ItemId = Field(description="A proposal's or a draft's id, as review_list gives it.")
     verdict: Literal["confirm", "reject"] | None = Field(
         None, description="For a proposal: confirm (apply it) or reject."

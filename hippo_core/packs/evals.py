@@ -296,9 +296,9 @@ def _window(case: Case, workspace: Workspace) -> tuple[datetime, datetime, int]:
     from hippo_core.dream.state import parse_time
     from hippo_core.dream.turns import TurnIndex
     from hippo_core.home import index_path
-    from hippo_core.sessions import all_records
+    from hippo_core.sessions import session_records
 
-    records = all_records(workspace)
+    records = session_records(workspace)
     index = TurnIndex.open(index_path())
     spans = index.sessions(r["id"] for r in records) if index is not None else {}
     if index is not None:

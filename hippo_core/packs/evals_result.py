@@ -119,11 +119,11 @@ class EvalResult:
 
 def score(result: CaseResult, case: Case, workspace: Workspace, events: list[Event]) -> None:
     """Fill in ``result`` from the dream's events and the proposals it wrote."""
-    from hippo_core.jsonfiles import objects_in
+    from hippo_core.jsonfiles import json_objects_in
 
     records = {
         str(record.get("id")): record
-        for _path, record in objects_in(workspace.hippo_dir / "proposals")
+        for _path, record in json_objects_in(workspace.hippo_dir / "proposals")
     }
 
     def proposal(event: Event) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""``hippo schedule``: dreaming (and the sleep pack's tick) run on a clock, by the platform's
-own scheduler.
+"""``hippo schedule``: dreaming (and the jobs plugins offer) run on a clock, by the
+platform's own scheduler.
 
 Three schedulers, one shape: launchd on macOS (an agent plist per job in
 ``~/Library/LaunchAgents``), systemd on Linux when a user manager is running (a service and

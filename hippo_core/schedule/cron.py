@@ -12,7 +12,16 @@ import shutil
 from pathlib import Path
 
 from hippo_core.errors import HippoError
-from hippo_core.schedule.jobs import Entry, Job, When, environment, hippo_program, log_path, run
+from hippo_core.schedule.jobs import (
+    Entry,
+    Job,
+    When,
+    environment,
+    hippo_program,
+    label_of,
+    log_path,
+    run,
+)
 
 BEGIN, END = "# >>> hippo schedule", "# <<< hippo schedule"
 
@@ -63,9 +72,19 @@ def without(lines: list[str], root: Path) -> tuple[list[str], list[str]]:
 def _entries(block_lines: list[str]) -> list[Entry]:
     found = []
     for line in block_lines[1:-1]:
-        job = "hippo sleep tick" if " sleep tick >> " in line else "hippo dream"
-        found.append(Entry("cron", job, " ".join(line.split(" ", 5)[:5]), line))
+        found.append(Entry("cron", _job(line), " ".join(line.split(" ", 5)[:5]), line))
     return found
+
+
+def _job(line: str) -> str:
+    """The job a line of :func:`block` runs, read from its command: the words after the
+    last ``&&`` and before the ``>>`` of the log."""
+    try:
+        words = shlex.split(line.replace("\\%", "%").split(" ", 5)[5])
+    except (ValueError, IndexError):
+        return "hippo (a line hippo cannot read)"
+    command = words[len(words) - words[::-1].index("&&") :] if "&&" in words else words
+    return label_of(command[: command.index(">>")] if ">>" in command else command)
 
 
 class Cron:

@@ -68,12 +68,13 @@ class Scheduler(Protocol):
         """Remove ``root``'s jobs; what was removed."""
 
 
-def every(duration: str) -> When:
-    """``--dream-every``: a whole number of minutes dividing an hour, hours dividing a day,
-    or one day (at 03:00). The same spans in every scheduler, so a schedule means one thing."""
+def every(duration: str, option: str = "--dream-every") -> When:
+    """A span (``--dream-every``, or a plugin's job): a whole number of minutes dividing an
+    hour, hours dividing a day, or one day (at 03:00). The same spans in every scheduler, so
+    a schedule means one thing."""
     found = _DURATION.fullmatch(duration.strip())
     if not found or int(found.group(1)) == 0:
-        raise UsageError(f"--dream-every {duration!r}: give a span such as 30m, 6h or 1d (not 0)")
+        raise UsageError(f"{option} {duration!r}: give a span such as 30m, 6h or 1d (not 0)")
     amount, unit = int(found.group(1)), found.group(2)
     if unit == "m" and 60 % amount == 0:
         return When(minutes=amount)
@@ -82,7 +83,7 @@ def every(duration: str) -> When:
     if unit == "d" and amount == 1:
         return When(daily=(3, 0))
     raise UsageError(
-        f"--dream-every {duration!r}: a schedule runs every few minutes dividing an hour "
+        f"{option} {duration!r}: a schedule runs every few minutes dividing an hour "
         "(30m), hours dividing a day (6h) or once a day (1d); or give --dream-at HH:MM"
     )
 
@@ -94,11 +95,16 @@ def at(clock: str) -> When:
     return When(daily=(int(found.group(1)), int(found.group(2))))
 
 
-def jobs(*, dream: When, sleep_tick: When | None) -> list[Job]:
-    found = [Job("dream", dream, ("dream",))]
-    if sleep_tick is not None:
-        found.append(Job("sleep-tick", sleep_tick, ("sleep", "tick")))
-    return found
+def jobs(*, dream: When, more: tuple[Job, ...] = ()) -> list[Job]:
+    """The dream, then the jobs of plugins asked for (``--sleep-tick``)."""
+    return [Job("dream", dream, ("dream",)), *more]
+
+
+def label_of(words: list[str]) -> str:
+    """A job as the schedulers show it, from the words of the command they run: ``hippo``
+    and its arguments after the program (and the environment assignments before it)."""
+    at = next((n for n, word in enumerate(words) if "=" not in word.split("/", 1)[0]), 0)
+    return " ".join(("hippo", *words[at + 1 :]))
 
 
 def hippo_program() -> str:

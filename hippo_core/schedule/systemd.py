@@ -82,6 +82,14 @@ def units(root: Path, job: Job) -> tuple[str, str]:
     return service, timer
 
 
+def _job(timer: str) -> str:
+    """The job a timer of :func:`units` runs, from its description (``hippo dream in
+    /path, on a clock``)."""
+    line = next((x for x in timer.splitlines() if x.startswith("Description=")), "")
+    what = line.removeprefix("Description=").replace("%%", "%")
+    return what.split(" in /", 1)[0] if " in /" in what else what or "hippo"
+
+
 def verify(files: dict[str, str]) -> None:
     """``systemd-analyze verify`` on the units, in a scratch folder, when it is here."""
     program = shutil.which("systemd-analyze")
@@ -133,8 +141,7 @@ class Systemd:
         except (OSError, UnicodeDecodeError):
             return None
         when = next((line for line in text.splitlines() if line.startswith("OnCalendar=")), "")
-        job = "hippo sleep tick" if timer.name.endswith("-sleep-tick.timer") else "hippo dream"
-        return Entry(self.name, job, when, str(timer))
+        return Entry(self.name, _job(text), when, str(timer))
 
     def install(self, root: Path, found: list[Job]) -> tuple[list[Entry], bool]:
         folder, prefix = units_folder(), f"hippo-{workspace_id(root)}"

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hippo_core.errors import HippoError
+from hippo_core import HippoError
 
 
 def _floor(limit: float) -> Any:
@@ -176,7 +176,9 @@ class SleepSettings(BaseModel):
     mode: Literal["thread", "external"] = "thread"
     interval_seconds: float = Field(72000.0, description="Bedtime: this long after a sleep.")
     at: str = Field("", description="Bedtime at a local wall-clock time, HH:MM, instead.")
-    warmup_seconds: float = 300.0
+    warmup_seconds: float = Field(
+        300.0, ge=0, description="A service started past bedtime ticks this soon, not later."
+    )
     gap_grace_intervals: float = 3.0
     brief_request: bool = True
     brief_check_misses: int = Field(3, ge=1)
@@ -263,9 +265,9 @@ def bearer_of(block: SleepServe | SleepNotify | SleepRipple, table: str) -> str:
 
 def load(workspace: Any, plugins: Any) -> tuple[SleepSettings, list[str]]:
     """The workspace's ``[sleep]`` settings and the lines naming keys that were ignored."""
-    from hippo_core.plugin_settings import table
+    from hippo_core import settings_table
 
-    settings, warnings = table(workspace, plugins, "sleep")
+    settings, warnings = settings_table(workspace, plugins, "sleep")
     if not isinstance(settings, SleepSettings):
         raise HippoError("the [sleep] settings table is owned by another plugin")
     return settings, warnings

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from hippo_core.markers import hookimpl
+from hippo_core import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,9 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from hippo_core.budget import ContextPart
-    from hippo_core.findings import Finding
-    from hippo_core.workspace import Workspace
+    from hippo_core import ContextPart, Finding, Workspace
 
 #: Where the intents go in the context block: after the session line, before relevant notes.
 INTENTS_ORDER = 45
@@ -34,14 +32,26 @@ LOCAL = (
     ".hippo/sleep/sleep.lock",
 )
 COMMANDS = (
-    ("remember", "cli:remember", "Keep a short-term fragment for the next sleep, or list them."),
-    ("brief", "cli:brief", "Write the brief that steers the next sleep: what mattered, and hints."),
-    ("forget", "cli:forget", "Flag a core to be purged at the next tick (or now), with a reason."),
-    ("nudge", "cli:nudge", "Run one tick of the sleep cycle now: your turn is done."),
-    ("sleep", "cli:app", "Run the sleep cycle: ticks, sleeps, tends, and what they did."),
+    (
+        "remember",
+        "commands.cli:remember",
+        "Keep a short-term fragment for the next sleep, or list them.",
+    ),
+    (
+        "brief",
+        "commands.cli:brief",
+        "Write the brief that steers the next sleep: what mattered, and hints.",
+    ),
+    (
+        "forget",
+        "commands.cli:forget",
+        "Flag a core to be purged at the next tick (or now), with a reason.",
+    ),
+    ("nudge", "commands.cli:nudge", "Run one tick of the sleep cycle now: your turn is done."),
+    ("sleep", "commands.cli:app", "Run the sleep cycle: ticks, sleeps, tends, and what they did."),
     (
         "voice",
-        "cli:voice_app",
+        "commands.cli:voice_app",
         "The voice card: who these memories belong to, first in every draft prompt.",
     ),
 )
@@ -61,8 +71,16 @@ def hippo_register_commands(register: Callable[[str, str, str], None]) -> None:
 
 
 @hookimpl
+def hippo_register_schedule_jobs(
+    register: Callable[[str, str, tuple[str, ...], str], None],
+) -> None:
+    # The tick decides for itself what is due; five minutes keeps a nudge's tick close.
+    register("sleep-tick", "5m", ("sleep", "tick"), "Also run `hippo sleep tick` every 5 minutes.")
+
+
+@hookimpl
 def hippo_register_tools(register: Callable[[Any], None]) -> None:
-    from hippo_packs.sleep.tools import TOOLS
+    from hippo_packs.sleep.commands.tools import TOOLS
 
     for tool in TOOLS:
         register(tool)
@@ -70,7 +88,7 @@ def hippo_register_tools(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 def hippo_register_kinds(register: Callable[[Any], None]) -> None:
-    from hippo_packs.sleep.kinds import ALL_KINDS
+    from hippo_packs.sleep.hooks.kinds import ALL_KINDS
 
     for kind in ALL_KINDS:
         register(kind)
@@ -78,7 +96,7 @@ def hippo_register_kinds(register: Callable[[Any], None]) -> None:
 
 @hookimpl
 def hippo_register_readers(register: Callable[[str, Any], None]) -> None:
-    from hippo_packs.sleep.readers import READERS
+    from hippo_packs.sleep.hooks.readers import READERS
 
     for name, reader in READERS.items():
         register(name, reader)
@@ -93,14 +111,14 @@ def hippo_register_settings(register: Callable[[str, type], None]) -> None:
 
 @hookimpl
 def hippo_register_review_queues(register: Callable[[Any], None]) -> None:
-    from hippo_packs.sleep.queue import DraftQueue
+    from hippo_packs.sleep.hooks.queue import DraftQueue
 
     register(DraftQueue())
 
 
 @hookimpl
 def hippo_register_eval_runners(register: Callable[[str, Any], None]) -> None:
-    from hippo_packs.sleep.evals import SleepEval
+    from hippo_packs.sleep.hooks.evals import SleepEval
 
     register("sleep", SleepEval())
 
@@ -123,7 +141,7 @@ def hippo_context_parts(
 ) -> list[ContextPart]:
     if not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
         return []
-    from hippo_core.budget import ContextPart
+    from hippo_core import ContextPart
 
     return [ContextPart("open loops", lambda: _intents(workspace), True, INTENTS_ORDER)]
 
@@ -133,13 +151,13 @@ def _intents(workspace: Workspace) -> str:
     each, at most five, each at most 300 characters: what the main model sees first."""
     import time
 
-    from hippo_core import quickjson
+    from hippo_core import HippoError, read_json_object
 
+    path = workspace.inside(".hippo", "sleep", "intents.json")
     try:
-        with open(workspace.inside(".hippo", "sleep", "intents.json"), "rb") as handle:
-            value = quickjson.loads(handle.read())
-    except (OSError, ValueError):
-        return ""
+        value = read_json_object(path, ".hippo/sleep/intents.json", kind="open loops")
+    except HippoError:
+        return ""  # none yet, or damaged: the next write replaces it
     found = value.get("intents") if isinstance(value, dict) else None
     now = time.time()
     lines = []
@@ -162,7 +180,7 @@ def _intents(workspace: Workspace) -> str:
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     if not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
         return []
-    from hippo_packs.sleep.doctor import checks
+    from hippo_packs.sleep.hooks.doctor import checks
 
     return checks(workspace)
 
@@ -171,10 +189,9 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 def hippo_event(workspace: Any, event: Any) -> None:
     if event.name != "reverted" and not event.name.startswith("sleep."):
         return  # a dream's own steps: nothing for the cycle
-    from hippo_core.errors import HippoError
-    from hippo_core.plugins import load_plugins
-    from hippo_packs.sleep import notify, ripple
+    from hippo_core import HippoError, load_plugins
     from hippo_packs.sleep.cycle import Cycle
+    from hippo_packs.sleep.wake import notify, ripple
 
     try:
         cycle = Cycle.open(workspace, load_plugins())  # the settings, read once per event

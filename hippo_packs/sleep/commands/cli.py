@@ -10,18 +10,25 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from hippo_core.cli.common import JSON_OPTION, command, group, print_json, workspace
-from hippo_core.errors import HippoError, UsageError
+from hippo_core import (
+    JSON_OPTION,
+    HippoError,
+    UsageError,
+    command_group,
+    current_workspace,
+    print_json,
+    subcommand,
+)
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
 
 
 def _cycle() -> Cycle:
-    from hippo_core.plugins import load_plugins
+    from hippo_core import load_plugins
     from hippo_packs.sleep.cycle import Cycle
 
-    cycle = Cycle.open(workspace(), load_plugins())
+    cycle = Cycle.open(current_workspace(), load_plugins())
     for line in cycle.warnings:
         typer.echo(line, err=True)
     return cycle
@@ -143,13 +150,15 @@ def nudge(as_json: bool = JSON_OPTION) -> None:
 
 # -- voice --------------------------------------------------------------------------------
 
-voice_app = group("The voice card: who these memories belong to, first in every draft prompt.")
+voice_app = command_group(
+    "The voice card: who these memories belong to, first in every draft prompt."
+)
 
 
-@command(voice_app, "show")
+@subcommand(voice_app, "show")
 def voice_show(as_json: bool = JSON_OPTION) -> None:
     """Print the voice card in use, with its version."""
-    from hippo_packs.sleep import voice
+    from hippo_packs.sleep.cycle import voice
 
     found = voice.show(_cycle())
     if as_json:
@@ -162,14 +171,14 @@ def voice_show(as_json: bool = JSON_OPTION) -> None:
         typer.echo(f"version {found['version']}\n\n{found['text']}")
 
 
-@command(voice_app, "set")
+@subcommand(voice_app, "set")
 def voice_set(
     text: str = typer.Argument(..., metavar="TEXT", help="The card, at most voice.max_chars."),
     why: str = typer.Option("", "--why", help="Why it changed (kept with the version)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set the voice card: a new version, unless the text is the card already."""
-    from hippo_packs.sleep import voice
+    from hippo_packs.sleep.cycle import voice
 
     found = voice.set_card(_cycle(), text, why)
     if as_json:
@@ -180,10 +189,10 @@ def voice_set(
         typer.echo(f"unchanged: that is version {found['version']} already")
 
 
-@command(voice_app, "history")
+@subcommand(voice_app, "history")
 def voice_history(as_json: bool = JSON_OPTION) -> None:
     """Every kept version of the card, newest first, with why it changed."""
-    from hippo_packs.sleep import voice
+    from hippo_packs.sleep.cycle import voice
 
     found = voice.history(_cycle())
     if as_json:
@@ -196,15 +205,15 @@ def voice_history(as_json: bool = JSON_OPTION) -> None:
 
 # -- sleep --------------------------------------------------------------------------------
 
-app = group("Run the sleep cycle: ticks, sleeps, tends, and what they did.")
+app = command_group("Run the sleep cycle: ticks, sleeps, tends, and what they did.")
 
 
 @app.command("tick")
 def tick_command(as_json: bool = JSON_OPTION) -> None:
     """Run one tick: tend (close what landed, redraft what was denied), then check."""
-    from hippo_packs.sleep import tick
+    from hippo_packs.sleep import actions
 
-    done = tick.run_tick(_cycle())
+    done = actions.tick(_cycle())
     print_json(done) if as_json else _print_tick(done)
 
 
@@ -255,19 +264,21 @@ def serve_command(
     """Run the cycle as a service: ticks on its own, and the HTTP routes (needs [serve])."""
     from hippo_packs.sleep.service import serve
 
-    code = serve(str(workspace().root), host=host, port=port, say=lambda line: typer.echo(line))
+    code = serve(
+        str(current_workspace().root), host=host, port=port, say=lambda line: typer.echo(line)
+    )
     raise typer.Exit(code)
 
 
-@command(app, "ripple-claude")
+@subcommand(app, "ripple-claude")
 def ripple_claude_command(
     folder: str = typer.Argument(..., metavar="FOLDER", help="The project Claude Code runs in."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write [sleep.ripple] to wake Claude Code in FOLDER, its MCP servers' tools allowed."""
-    from hippo_packs.sleep.ripple import for_claude
+    from hippo_packs.sleep.wake.ripple import for_claude
 
-    found = for_claude(workspace(), folder)
+    found = for_claude(current_workspace(), folder)
     if as_json:
         print_json(found)
         return
@@ -280,7 +291,7 @@ def ripple_claude_command(
 @app.command("status")
 def status_command(as_json: bool = JSON_OPTION) -> None:
     """Say what the cycle is doing: bedtime, the brief, the open chain, the last sleep."""
-    from hippo_packs.sleep.status import status
+    from hippo_packs.sleep.actions.status import status
 
     found = status(_cycle())
     print_json(found) if as_json else typer.echo(found["say"])
@@ -292,7 +303,7 @@ def events_command(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """List the cycle's events, newest first."""
-    from hippo_packs.sleep import store
+    from hippo_packs.sleep.records import store
 
     found = list(reversed(store.events(_cycle().workspace)))[:limit]
     if as_json:
@@ -306,7 +317,7 @@ def events_command(
 @app.command("history")
 def history_command(as_json: bool = JSON_OPTION) -> None:
     """List the sleeps that ran, newest first, with what each did."""
-    from hippo_packs.sleep.status import history
+    from hippo_packs.sleep.actions.status import history
 
     found = history(_cycle())
     if as_json:
@@ -322,7 +333,7 @@ def audit_command(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Every chain's outcome and each drafting model's rates."""
-    from hippo_packs.sleep.status import audit
+    from hippo_packs.sleep.actions.status import audit
 
     found = audit(_cycle(), limit)
     if as_json:
@@ -343,7 +354,7 @@ def audit_command(
 @app.command("cores")
 def cores_command(as_json: bool = JSON_OPTION) -> None:
     """List the long-term cores, with their evidence."""
-    from hippo_packs.sleep.cores import all_cores
+    from hippo_packs.sleep.records.cores import all_cores
 
     cycle = _cycle()
     found = all_cores(cycle.workspace, cycle.cores_dir)

@@ -22,13 +22,11 @@ import signal
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.errors import HippoError
-from hippo_core.processes import alive
-from hippo_packs.sleep import store
+from hippo_core import HippoError, process_alive
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
-    from hippo_core.events import Event
-    from hippo_core.workspace import Workspace
+    from hippo_core import Event, Workspace
     from hippo_packs.sleep.config import SleepRipple, SleepSettings
 
 #: Starts the ripple in the background, its message on stdin when asked, and prints its pid:
@@ -106,9 +104,9 @@ HANDED_OVER = ("draft_submitted", "tend_resubmitted")
 
 def _hand_over(workspace: Workspace) -> None:
     """One model in memory at a time: stop the drafting model before waking the main one."""
-    from hippo_core.plugins import load_plugins
-    from hippo_packs.sleep import lifecycle
+    from hippo_core import load_plugins
     from hippo_packs.sleep.cycle import Cycle
+    from hippo_packs.sleep.model import lifecycle
 
     cycle = Cycle.open(workspace, load_plugins())
     if lifecycle.managed(cycle):
@@ -120,7 +118,7 @@ def fire(workspace: Workspace, settings: SleepSettings, record: dict[str, Any]) 
     same event runs; what happened, as kept in ``ripples.jsonl``."""
     ripple, name = settings.ripple, record["event"]
     running = _running(workspace).get(name)
-    if running is not None and alive(running["pid"]):
+    if running is not None and process_alive(running["pid"]):
         outcome = {
             "ripple": "waiting",
             "why": f"the last {name} ripple (pid {running['pid']}) runs",
@@ -199,7 +197,7 @@ def _as_account(account: str, argv: list[str]) -> list[str]:
 
 def _endpoint(ripple: SleepRipple, record: dict[str, Any], said: str) -> dict[str, Any]:
     from hippo_packs.sleep.config import bearer_of
-    from hippo_packs.sleep.notify import post_json
+    from hippo_packs.sleep.wake.notify import post_json
 
     if not ripple.url:
         raise HippoError("[sleep.ripple] type = endpoint needs url")
@@ -216,7 +214,7 @@ def catch_up(workspace: Workspace, settings: SleepSettings) -> list[dict[str, An
     their event ran."""
     running = _running(workspace)
     for name, held in list(running.items()):
-        if not alive(held["pid"]):
+        if not process_alive(held["pid"]):
             del running[name]
         elif store.now() - held["started"] > settings.ripple.timeout_seconds:
             with contextlib.suppress(OSError):
@@ -265,10 +263,7 @@ def for_claude(workspace: Workspace, folder: str) -> dict[str, Any]:
     """Write ``[sleep.ripple]`` for Claude Code: ``claude -p`` in ``folder`` with the tools of
     every MCP server Claude Code has for that folder allowed; what was written, and the
     servers found (a warning when hippo's is not among them)."""
-    import tomlkit
-
-    from hippo_core.atomic import atomic_write
-    from hippo_core.settings_schema import parse_toml
+    from hippo_core import load_plugins, update_settings
 
     where = os.path.abspath(os.path.expanduser(folder))
     if not os.path.isdir(where):
@@ -277,19 +272,9 @@ def for_claude(workspace: Workspace, folder: str) -> dict[str, Any]:
     command = ["claude", "-p", "{message}"]
     if servers:
         command += ["--allowedTools", ",".join(f"mcp__{name}" for name in servers)]
+    chosen = {"type": "script", "command": command, "cwd": where}
+    update_settings(workspace, load_plugins(), {f"sleep.ripple.{k}": v for k, v in chosen.items()})
     path = workspace.settings_path
-    raw = path.read_bytes() if path.exists() else b""
-    document = parse_toml(raw, workspace.relative(path))
-    sleep = document.setdefault("sleep", tomlkit.table())
-    table = tomlkit.table()
-    for key, value in (("type", "script"), ("command", command), ("cwd", where)):
-        table[key] = value
-    if "ripple" in sleep:
-        for key, value in sleep["ripple"].items():
-            if key not in table:
-                table[key] = value
-    sleep["ripple"] = table
-    atomic_write(path, tomlkit.dumps(document))
     found = {"written": workspace.relative(path), "command": command, "cwd": where}
     if "hippo" not in servers:
         found["warning"] = (

@@ -1,30 +1,60 @@
-"""What the sleep pack's commands and MCP tools do, as plain functions over one cycle.
+"""What the ways in do, as plain functions over one cycle: the one layer under the
+commands, the MCP tools and the service's routes.
 
-``hippo remember``, ``brief``, ``forget`` and ``nudge`` (:mod:`.cli`) print what these
-return; the tools ``remember``, ``submit_brief``, ``forget_memory`` and ``nudge``
-(:mod:`.tools`) send it as it is. Each takes the cycle's lock where it writes.
+``hippo remember``, ``brief``, ``forget``, ``nudge`` and ``sleep tick`` print what these
+return (:mod:`hippo_packs.sleep.commands.cli`); the tools ``remember``, ``submit_brief``,
+``forget_memory`` and ``nudge`` send it as it is (:mod:`hippo_packs.sleep.commands.tools`),
+and so do the routes (:mod:`hippo_packs.sleep.service.app`). Each takes the cycle's lock
+where it writes. What the cycle is doing, in words, is :mod:`.status`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hippo_packs.sleep.cycle.landing import locked
+
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
 
 
+def tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
+    """One whole tick: the ripples that waited, then tend and check under the lock, then
+    the drafting model's server stopped if the cycle is over or it idled past
+    ``keep_warm_seconds``; what it did (``tend``, ``check``, ``model_stopped``)."""
+    from hippo_packs.sleep.cycle import tick as steps
+    from hippo_packs.sleep.cycle.tend import tend
+    from hippo_packs.sleep.model import lifecycle
+    from hippo_packs.sleep.records import store
+    from hippo_packs.sleep.wake import ripple
+
+    with locked(cycle, what="the tick"):
+        if cycle.settings.ripple.type:
+            ripple.catch_up(cycle.workspace, cycle.settings)
+        state = store.state(cycle.workspace)
+        tended = tend(cycle, state, bedtime_at=steps.bedtime(cycle, state), force=force_tend)
+        checked = steps.check(cycle, state)
+        store.save_state(cycle.workspace, state)
+        stopped = lifecycle.after_tick(cycle, steps.open_chain(cycle) is not None)
+    done: dict[str, Any] = {"tend": tended, "check": checked}
+    if stopped:
+        done["model_stopped"] = stopped
+    return done
+
+
 def remember(cycle: Cycle, text: str, *, topic: str, verbatim: bool) -> dict[str, Any]:
     """Keep a short-term fragment; ``hippo remember --json`` prints what this returns."""
-    from hippo_packs.sleep import store
+    from hippo_packs.sleep.records import store
 
-    with cycle.lock(what="remember"):
+    with locked(cycle, what="remember"):
         record = store.add_fragment(cycle.workspace, text, topic=topic, verbatim=verbatim)
     return {"ok": True, "id": record["id"], "tier": "short", "fragment": record}
 
 
 def waiting_fragments(cycle: Cycle) -> list[dict[str, Any]]:
     """The fragments waiting for a sleep, newest first, each with the draft holding it."""
-    from hippo_packs.sleep import drafting, store
+    from hippo_packs.sleep.cycle import drafting
+    from hippo_packs.sleep.records import store
 
     held = drafting.held_fragments(cycle)
     found = [{**f, "held_by_draft": held.get(f["id"])} for f in store.fragments(cycle.workspace)]
@@ -36,9 +66,9 @@ def brief(
 ) -> dict[str, Any]:
     """Open a brief for the next sleep; a parked one is superseded by it, and the request
     for a brief is dropped."""
-    from hippo_packs.sleep import store
+    from hippo_packs.sleep.records import store
 
-    with cycle.lock(what="the brief"):
+    with locked(cycle, what="the brief"):
         record = store.add_brief(
             cycle.workspace, summary, promote=promote, noise=noise, completed=completed
         )
@@ -52,9 +82,9 @@ def brief(
 def forget(cycle: Cycle, core: str, *, reason: str, now: bool) -> dict[str, Any]:
     """Flag ``core`` (an id or its note's path) to be purged at the next tick, or purge it
     ``now``, leaving a tombstone."""
-    from hippo_packs.sleep import purge
+    from hippo_packs.sleep.cycle import purge
 
-    with cycle.lock(what="forget"):
+    with locked(cycle, what="forget"):
         if now:
             return {"ok": True, "tombstone": purge.purge_now(cycle, core, reason)}
         flagged = purge.flag(cycle, core, reason)
@@ -64,16 +94,14 @@ def forget(cycle: Cycle, core: str, *, reason: str, now: bool) -> dict[str, Any]
 def nudge(cycle: Cycle) -> dict[str, Any]:
     """Run one tick now, redrafting what was denied whatever the clock says, once; what
     the tick did (``tend``, ``check``), as ``hippo nudge --json`` prints it."""
-    from hippo_packs.sleep import tick
-
     noted(cycle)
-    return {"ok": True, "woke": True, "message": "ran one tick", **tick.run_tick(cycle)}
+    return {"ok": True, "woke": True, "message": "ran one tick", **tick(cycle)}
 
 
 def noted(cycle: Cycle) -> None:
     """Record a nudge: its event, and the next tick's leave to redraft whatever the clock
     says, once."""
-    from hippo_packs.sleep import store
+    from hippo_packs.sleep.records import store
 
     cycle.emit("nudged")
     state = store.state(cycle.workspace)
@@ -84,11 +112,12 @@ def noted(cycle: Cycle) -> None:
 def sleep_now(cycle: Cycle, *, without_brief: bool) -> dict[str, Any]:
     """Sleep now on the open brief; with none, ask for one (or draft unsteered with
     ``without_brief``). ``ok`` is false, with an ``error``, while a chain is open."""
-    from hippo_packs.sleep import store, tick
+    from hippo_packs.sleep.cycle import tick as steps
+    from hippo_packs.sleep.records import store
 
-    with cycle.lock(what="the sleep"):
+    with locked(cycle, what="the sleep"):
         state = store.state(cycle.workspace)
-        chain = tick.open_chain(cycle)
+        chain = steps.open_chain(cycle)
         brief = store.open_brief(cycle.workspace)
         if chain is not None:
             result: dict[str, Any] = {
@@ -97,10 +126,10 @@ def sleep_now(cycle: Cycle, *, without_brief: bool) -> dict[str, Any]:
                 "at a time; review it with `hippo review`",
             }
         elif brief is None and not without_brief and cycle.settings.brief_request:
-            tick.ask_for_brief(cycle, state)
+            steps.ask_for_brief(cycle, state)
             result = {"ok": True, "asked_for_brief": True}
         else:
-            slept = tick.sleep_on(cycle, state, brief)
+            slept = steps.sleep_on(cycle, state, brief)
             result = {"ok": True, "asked_for_brief": False, "sleep": slept}
         store.save_state(cycle.workspace, state)
     return result
@@ -108,12 +137,13 @@ def sleep_now(cycle: Cycle, *, without_brief: bool) -> dict[str, Any]:
 
 def tend_now(cycle: Cycle) -> dict[str, Any]:
     """Redraft what was denied now, whatever the clock says, and close what landed."""
-    from hippo_packs.sleep import store, tick
-    from hippo_packs.sleep.tend import tend
+    from hippo_packs.sleep.cycle import tick as steps
+    from hippo_packs.sleep.cycle.tend import tend
+    from hippo_packs.sleep.records import store
 
-    with cycle.lock(what="the tend"):
+    with locked(cycle, what="the tend"):
         state = store.state(cycle.workspace)
-        done = tend(cycle, state, bedtime_at=tick.bedtime(cycle, state), force=True)
+        done = tend(cycle, state, bedtime_at=steps.bedtime(cycle, state), force=True)
         store.save_state(cycle.workspace, state)
     return done
 
@@ -121,10 +151,11 @@ def tend_now(cycle: Cycle) -> dict[str, Any]:
 def check_now(cycle: Cycle) -> dict[str, Any]:
     """The check half of a tick, now: purge what was flagged, take the handoffs, and sleep
     on an open brief when no chain is open."""
-    from hippo_packs.sleep import store, tick
+    from hippo_packs.sleep.cycle import tick as steps
+    from hippo_packs.sleep.records import store
 
-    with cycle.lock(what="the check"):
+    with locked(cycle, what="the check"):
         state = store.state(cycle.workspace)
-        done = tick.check(cycle, state)
+        done = steps.check(cycle, state)
         store.save_state(cycle.workspace, state)
     return done

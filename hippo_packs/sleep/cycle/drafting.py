@@ -12,10 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.notes.edit import note_digest
-from hippo_packs.sleep import cores as core_notes
-from hippo_packs.sleep import store, voice
-from hippo_packs.sleep.operations import check_operations, salvage_operations
+from hippo_core import note_digest
+from hippo_packs.sleep.cycle import voice
+from hippo_packs.sleep.cycle.operations import check_operations, salvage_operations
+from hippo_packs.sleep.model.lifecycle import backend_for
+from hippo_packs.sleep.records import cores as core_notes
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
@@ -157,7 +159,7 @@ def steer_text(brief: dict[str, Any] | None, cluster: Cluster | None) -> str:
 
 def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Drafted:
     """Draft what the free fragments hold into one draft; raises ModelUnreachable."""
-    from hippo_core.dream.render import render_prompt
+    from hippo_core import render_prompt
 
     free = free_fragments(cycle)
     if not free:
@@ -169,7 +171,7 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
     for fragment in verbatim:
         operations.append(_verbatim(fragment))
     matched_hints: set[str] = set()
-    backend = None if cycle.mechanical else cycle.backend()
+    backend = None if cycle.mechanical else backend_for(cycle)
     for cluster in clusters([f for f in free if not f.get("verbatim")]):
         if brief:
             matched_hints |= {h for h in brief.get("promote_hints", []) if _matches(h, cluster)}
@@ -261,7 +263,7 @@ def submit(
     chain_of: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write a draft (the first attempt of a chain, or the next one of ``chain_of``)."""
-    draft_id = store.new_id("d")
+    draft_id = store.record_id("d")
     attempt = int(chain_of["attempt"]) + 1 if chain_of else 1
     for index, op in enumerate(operations):
         op.update(index=index, status="pending")

@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.notes.text import split_frontmatter
+from hippo_core import split_frontmatter
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core import Workspace
 
 EVIDENCE = "## Evidence"
 _WORD = re.compile(r"[a-z0-9']+")

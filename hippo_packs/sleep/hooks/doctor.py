@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError
-from hippo_core.findings import Finding
+from hippo_core import Finding, HippoError
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core import Workspace
 
 
 def checks(workspace: Workspace) -> list[Finding]:
-    from hippo_core.plugins import load_plugins
-    from hippo_packs.sleep import store
+    from hippo_core import load_plugins
     from hippo_packs.sleep.cycle import Cycle
-    from hippo_packs.sleep.tick import open_chain
+    from hippo_packs.sleep.cycle.tick import open_chain
+    from hippo_packs.sleep.records import store
 
     try:
         cycle = Cycle.open(workspace, load_plugins())

@@ -6,27 +6,60 @@ proposals that carry it); then each operation lands, new cores first, as proposa
 sleep kinds with receipts and snapshots; then it is marked ``approved`` and its fragments
 move to the pruned archive. A run killed at any point leaves a draft that says what was
 planned and receipts that say what was written; :func:`recover` finishes the landing the
-next time any sleep command runs.
+next time any sleep command takes the cycle's lock (:func:`locked`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.dream import receipts
-from hippo_core.dream.apply import APPLIED, reconcile, settle
-from hippo_core.dream.model import Proposal, Verdict
-from hippo_core.errors import HippoError
-from hippo_core.notes.edit import note_digest
-from hippo_packs.sleep import cores as core_notes
-from hippo_packs.sleep import store
-from hippo_packs.sleep.review import Decision, check
+from hippo_core import (
+    HippoError,
+    Proposal,
+    Verdict,
+    note_digest,
+    proposal_record,
+    receipt_record,
+    reconcile,
+    record_proposal,
+    settle,
+)
+from hippo_packs.sleep.cycle.review import Decision, check
+from hippo_packs.sleep.records import cores as core_notes
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
 
 CREATES = ("new_core", "verbatim", "supersede")
 PERSONA = "personas/reviewer.md"
+
+
+@contextmanager
+def locked(cycle: Cycle, *, what: str) -> Iterator[None]:
+    """Hold the cycle's lock (``what`` names the command in the busy message), after
+    finishing whatever landing a killed run left: every command that writes the sleep
+    records takes the lock this way."""
+    with cycle.lock(what=what):
+        recover(cycle)
+        yield
+
+
+@dataclass
+class Step:
+    """One proposal an approved operation lands as: which, of what kind, in which note,
+    with what text, built against which bytes of the note (``digest``; "" for a new note),
+    and the kind's own fields."""
+
+    proposal: str
+    kind: str
+    note: str
+    new: str
+    digest: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def decide(cycle: Cycle, draft_id: str, given: Any, note: str) -> dict[str, Any]:
@@ -115,7 +148,7 @@ def _land(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any]) -> dict[str, 
         target = str(draft["operations"][plan["target_op"]].get("long_term_id") or "")
         plan["target"] = target
         op["target_core_id"] = target
-    steps: list[tuple[str, str, str, str, dict[str, Any]]] = []
+    steps: list[Step] = []
     if plan["kind"] in CREATES:
         meta: dict[str, Any] = {
             "evidence_count": max(1, int(op.get("evidence_count") or 1)),
@@ -131,19 +164,12 @@ def _land(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any]) -> dict[str, 
         text = core_notes.render_core(
             plan["content"], topic=str(op.get("topic") or ""), date=day, meta=meta
         )
-        steps.append((plan["proposal"], plan["kind"], plan["note"], text, {}))
+        steps.append(Step(plan["proposal"], plan["kind"], plan["note"], text))
         if plan["kind"] == "supersede":
             old = _core(cycle, target)
             new_id = plan["note"].rsplit("/", 1)[-1].removesuffix(".md")
-            steps.append(
-                (
-                    plan["mark"],
-                    "superseded",
-                    old.path,
-                    "",
-                    {"superseded_by": new_id, "_digest": note_digest(old.raw)},
-                )
-            )
+            mark = {"superseded_by": new_id}
+            steps.append(Step(plan["mark"], "superseded", old.path, "", note_digest(old.raw), mark))
     else:
         core = _core(cycle, target)
         extra = {
@@ -152,17 +178,13 @@ def _land(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any]) -> dict[str, 
             "restated_content": plan.get("restated") or None,
         }
         steps.append(
-            (
-                plan["proposal"],
-                "attach",
-                core.path,
-                plan["content"],
-                {**extra, "_digest": note_digest(core.raw)},
+            Step(
+                plan["proposal"], "attach", core.path, plan["content"], note_digest(core.raw), extra
             )
         )
-    for proposal_id, kind, note, new, extra in steps:
-        state, detail = _step(cycle, draft, op, proposal_id, kind, note, new, extra)
-        if state != APPLIED:
+    for step in steps:
+        applied, detail = _step(cycle, draft, op, step)
+        if not applied:
             op.update(status="pending", landing=None, note=f"not landed: {detail}")
             store.save_draft(workspace, draft)
             return {"op": op["index"], "error": detail}
@@ -192,67 +214,50 @@ def _core(cycle: Cycle, core_id: str) -> core_notes.Core:
     return core
 
 
-def _step(
-    cycle: Cycle,
-    draft: dict[str, Any],
-    op: dict[str, Any],
-    proposal_id: str,
-    kind: str,
-    note: str,
-    new: str,
-    extra: dict[str, Any],
-) -> tuple[str, str]:
-    """Land one proposal unless its receipt says it landed; returns its state and detail."""
+def _step(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any], step: Step) -> tuple[bool, str]:
+    """Land one proposal unless its receipt says it was settled already; whether it is in
+    the note, and what its receipt says."""
     workspace = cycle.workspace
-    receipt = receipts.folder(workspace, "receipts") / f"{proposal_id}.json"
-    if receipt.is_file():
-        record = receipts.read(receipt, workspace.relative(receipt))
-        return str(record.get("state")), str(record.get("detail") or record.get("state"))
-    digest = str(extra.pop("_digest", ""))
-    path = receipts.folder(workspace, "proposals") / f"{proposal_id}.json"
-    if path.exists():  # planned by a run that stopped: land what it wrote down
-        recorded = receipts.read(path, workspace.relative(path))
-        digest = str((recorded.get("prompt") or {}).get("note_digest", ""))
-        new = str(recorded.get("new", new))
-        extra = {k: recorded[k] for k in extra if k in recorded}
+    settled = receipt_record(workspace, step.proposal)
+    if settled is not None:  # a run that stopped after settling it
+        state = str(settled.get("state"))
+        return state == "applied", str(settled.get("detail") or state)
+    recorded = proposal_record(workspace, step.proposal)
+    if recorded is not None:  # planned by a run that stopped: land what it wrote down
+        step.digest = str((recorded.get("prompt") or {}).get("note_digest", ""))
+        step.new = str(recorded.get("new", step.new))
+        step.extra = {k: recorded[k] for k in step.extra if k in recorded}
     proposal = Proposal(
-        id=proposal_id,
+        id=step.proposal,
         pass_key="sleep/draft",
-        note=note,
-        kind=kind,
+        note=step.note,
+        kind=step.kind,
         old="",
-        new=new,
+        new=step.new,
         reason=str(op.get("rationale") or ""),
         evidence=(),
         extra={
             "draft": draft["id"],
             "op": op["index"],
             "fragments": op.get("source_short_ids", []),
-            **extra,
+            **step.extra,
         },
     )
-    if not path.exists():
-        receipts.create_once(
-            path,
-            {
-                **proposal.as_dict(),
-                "created": receipts.now(),
-                "prompt": {"note_digest": digest},
-                "review": "queue",
-                "persona": PERSONA,
-            },
+    if recorded is None:
+        record_proposal(
+            workspace, proposal, prompt_digest=step.digest, review="queue", persona=PERSONA
         )
     verdict = Verdict("hippo review", "confirm", str(op.get("note") or ""))
-    settled = settle(
+    done = settle(
         workspace,
         cycle.plugins,
         proposal,
         verdict,
-        prompt_digest=digest,
+        prompt_digest=step.digest,
         persona=PERSONA,
         invocation={"command": "hippo review", "draft": draft["id"], "op": op["index"]},
     )
-    return settled.state, settled.detail or settled.state
+    return done.applied, done.detail or done.state
 
 
 def _finish(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo_packs.sleep import drafting, store
-from hippo_packs.sleep.purge import flagged
-from hippo_packs.sleep.tend import outcome, waiting_redrafts
-from hippo_packs.sleep.tick import bedtime, open_chain
+from hippo_packs.sleep.cycle import drafting
+from hippo_packs.sleep.cycle.purge import flagged
+from hippo_packs.sleep.cycle.tend import outcome, waiting_redrafts
+from hippo_packs.sleep.cycle.tick import bedtime, open_chain
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
@@ -239,7 +240,7 @@ def _rate(part: int, whole: int) -> float | None:
 
 def _lifecycle(cycle: Cycle) -> Any:
     """What ``/status`` says of the drafting model's server."""
-    from hippo_packs.sleep import lifecycle
+    from hippo_packs.sleep.model import lifecycle
 
     if cycle.mechanical:
         return "mechanical (no model)"

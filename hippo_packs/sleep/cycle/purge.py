@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.dream import receipts
-from hippo_core.errors import HippoError
-from hippo_packs.sleep import cores as core_notes
-from hippo_packs.sleep import store
+from hippo_core import HippoError, purge_note_history
+from hippo_packs.sleep.records import cores as core_notes
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
 
-PURGED = "[purged]"
+PURGED = "[purged]"  # the word hippo's own records use too
 
 
 def flag(cycle: Cycle, given: str, reason: str) -> dict[str, Any]:
@@ -145,20 +144,6 @@ def _scrub(cycle: Cycle, core_id: str, path: str, texts: set[str]) -> tuple[int,
             draft["summary"] = "[purged in part]"
             store.save_draft(workspace, draft)
             drafts += 1
-    proposals = 0
-    folder = receipts.folder(workspace, "proposals")
-    for file, record in receipts.all_in(folder):
-        if record.get("note") == path and record.get("new") not in (PURGED, ""):
-            record.update(new=PURGED, reason="")
-            record.pop("restated_content", None)
-            receipts.write(file, record)
-            proposals += 1
-    snapshots = 0
-    for shot in receipts.folder(workspace, "snapshots").glob(f"*/{path}"):
-        shot.unlink(missing_ok=True)
-        snapshots += 1
-    for file, record in receipts.all_in(receipts.folder(workspace, "receipts")):
-        if record.get("note") == path and (record.get("undone") or record.get("confirmed")):
-            record.update(undone=PURGED if record.get("undone") else "", confirmed="")
-            receipts.write(file, record)
+    kept = purge_note_history(workspace, f"{path}", fields=("restated_content",))
+    proposals, snapshots = kept["proposals"], kept["snapshots"]
     return drafts, proposals, snapshots

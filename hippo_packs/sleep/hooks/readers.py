@@ -8,7 +8,7 @@ runs on a chunk where they are empty.
 
 from __future__ import annotations
 
-from hippo_core.dream.model import Item, ReadContext
+from hippo_core import Item, ReadContext
 
 
 class _Reader:
@@ -18,11 +18,11 @@ class _Reader:
         self.name = name
 
     def read(self, context: ReadContext) -> list[Item]:
-        from hippo_core.plugins import load_plugins
-        from hippo_packs.sleep import drafting, store
-        from hippo_packs.sleep.cores import all_cores
-        from hippo_packs.sleep.cycle import Cycle
-        from hippo_packs.sleep.tend import waiting_redrafts
+        from hippo_core import load_plugins
+        from hippo_packs.sleep.cycle import Cycle, drafting
+        from hippo_packs.sleep.cycle.tend import waiting_redrafts
+        from hippo_packs.sleep.records import store
+        from hippo_packs.sleep.records.cores import all_cores
 
         cycle = Cycle.open(context.workspace, load_plugins())
         if self.name == "fragments":

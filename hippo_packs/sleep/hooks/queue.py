@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo_packs.sleep import cores as core_notes
-from hippo_packs.sleep import store
-from hippo_packs.sleep.review import restate_problem
+from hippo_packs.sleep.cycle.review import restate_problem
+from hippo_packs.sleep.records import cores as core_notes
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core import Plugins, Workspace
     from hippo_packs.sleep.cycle import Cycle
 
 LAST_ATTEMPT = (
@@ -60,15 +59,15 @@ class DraftQueue:
         note: str,
     ) -> dict[str, Any]:
         from hippo_packs.sleep.cycle import Cycle
-        from hippo_packs.sleep.landing import decide
+        from hippo_packs.sleep.cycle.landing import decide, locked
 
         cycle = Cycle.open(workspace, plugins)
-        with cycle.lock(what="the review"):
+        with locked(cycle, what="the review"):
             return decide(cycle, item_id, decisions, note)
 
 
 def _cycle(workspace: Workspace) -> Cycle:
-    from hippo_core.plugins import load_plugins
+    from hippo_core import load_plugins
     from hippo_packs.sleep.cycle import Cycle
 
     return Cycle.open(workspace, load_plugins())

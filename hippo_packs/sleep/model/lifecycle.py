@@ -1,4 +1,5 @@
-"""The drafting model's server, on only when needed: started when a sleep or a redraft asks
+"""The drafting model: :func:`backend_for` gives the backend a sleep asks, and its server is
+on only when needed: started when a sleep or a redraft asks
 for the model, kept warm ``keep_warm_seconds`` after its last call, stopped by the first
 tick after that or as soon as no chain is open (the cycle is over), and stopped before the
 main model is woken with ``handover``. A server that already answered before hippo started
@@ -17,16 +18,46 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
-from hippo_core.errors import HippoError
-from hippo_packs.sleep import store
+from hippo_core import HippoError, process_alive
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
-    from hippo_core.dream.model import ModelBackend, Reply
-    from hippo_packs.sleep.config import SleepLifecycle
-    from hippo_packs.sleep.cycle import Cycle
+    from hippo_core import ModelBackend, Reply, Workspace
+    from hippo_packs.sleep.config import SleepLifecycle, SleepSettings
+
+
+class Host(Protocol):
+    """What the model needs of the cycle it drafts for (a
+    :class:`~hippo_packs.sleep.cycle.Cycle` is one): below the cycle, it knows no more."""
+
+    workspace: Workspace
+    settings: SleepSettings
+    model: ModelBackend | None
+
+    def emit(self, name: str, **data: Any) -> dict[str, Any]: ...
+
+
+def backend_for(cycle: Host) -> ModelBackend:
+    """The backend that drafts: the cycle's own override (an eval's recording), else
+    ``[sleep.model]``'s endpoint, behind :class:`Managed` when hippo runs its server (it is
+    started by the first call that needs it, not before)."""
+    if cycle.model is not None:
+        return cycle.model
+    from hippo_core import OpenAIBackend, api_key_from_env
+
+    model = cycle.settings.model
+    backend = OpenAIBackend(
+        model.url.rstrip("/") + "/chat/completions",
+        model.name,
+        model.max_tokens,
+        model.timeout_seconds,
+        api_key_from_env(model.api_key_env, "sleep.model.api_key_env"),
+        extra_body=dict(model.extra_body),
+    )
+    return Managed(backend, cycle) if managed(cycle) else backend
 
 
 #: The servers this process started, so that stopping one also reaps it.
@@ -37,15 +68,15 @@ class StartFailed(HippoError):
     """The model's server could not be started, or never became healthy."""
 
 
-def _settings(cycle: Cycle) -> SleepLifecycle:
+def _settings(cycle: Host) -> SleepLifecycle:
     return cycle.settings.model.lifecycle
 
 
-def managed(cycle: Cycle) -> bool:
+def managed(cycle: Host) -> bool:
     return bool(cycle.settings.model.url) and _settings(cycle).managed
 
 
-def health_url(cycle: Cycle) -> str:
+def health_url(cycle: Host) -> str:
     """Where readiness is asked: ``health_url``, else the model url without ``/v1``."""
     own = _settings(cycle).health_url
     if own:
@@ -54,7 +85,7 @@ def health_url(cycle: Cycle) -> str:
     return base.removesuffix("/v1") + "/health"
 
 
-def healthy(cycle: Cycle, timeout: float = 2.0) -> bool:
+def healthy(cycle: Host, timeout: float = 2.0) -> bool:
     """Whether the server answers its health check (asked directly: the server hippo
     manages runs on this machine, never behind the environment's proxy)."""
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -65,7 +96,7 @@ def healthy(cycle: Cycle, timeout: float = 2.0) -> bool:
         return False
 
 
-def command(cycle: Cycle) -> list[str]:
+def command(cycle: Host) -> list[str]:
     """The start command: the hand-written line, else ``<server> -m <model_path> --host H
     --port P <server_args>`` with host and port from the model's url. A server or model file
     that is not there is an error naming its path."""
@@ -91,7 +122,7 @@ def command(cycle: Cycle) -> list[str]:
     ]
 
 
-def _state(cycle: Cycle) -> dict[str, Any]:
+def _state(cycle: Host) -> dict[str, Any]:
     path = store.folder(cycle.workspace, "model.json")
     if not path.exists():
         return {}
@@ -101,18 +132,16 @@ def _state(cycle: Cycle) -> dict[str, Any]:
         return {}
 
 
-def _save(cycle: Cycle, state: dict[str, Any]) -> None:
+def _save(cycle: Host, state: dict[str, Any]) -> None:
     store.write(store.folder(cycle.workspace, "model.json"), state)
 
 
-def ensure_up(cycle: Cycle) -> None:
+def ensure_up(cycle: Host) -> None:
     """Have the server answering before a call: start it if needed and wait for its health
     check. After a failed start, the next try waits ``retry_after_seconds``."""
-    from hippo_core.processes import alive
-
     state = _state(cycle)
     pid = state.get("pid")
-    if pid and not alive(int(pid)):
+    if pid and not process_alive(int(pid)):
         state.pop("pid", None)
     if healthy(cycle):
         state["last_used"] = store.now()
@@ -135,7 +164,7 @@ def ensure_up(cycle: Cycle) -> None:
         raise
 
 
-def _start(cycle: Cycle, state: dict[str, Any]) -> None:
+def _start(cycle: Host, state: dict[str, Any]) -> None:
     settings = _settings(cycle)
     argv = command(cycle)
     cwd = cycle.workspace.folder
@@ -174,7 +203,7 @@ def _start(cycle: Cycle, state: dict[str, Any]) -> None:
     cycle.emit("model_started", pid=process.pid, command=argv)
 
 
-def used(cycle: Cycle) -> None:
+def used(cycle: Host) -> None:
     """Note a call, for ``keep_warm_seconds``."""
     state = _state(cycle)
     if state:
@@ -182,22 +211,20 @@ def used(cycle: Cycle) -> None:
         _save(cycle, state)
 
 
-def stop_now(cycle: Cycle, reason: str) -> bool:
+def stop_now(cycle: Host, reason: str) -> bool:
     """Stop the server hippo started; False (and no event) for one it did not start."""
-    from hippo_core.processes import alive
-
     state = _state(cycle)
     pid = state.get("pid")
     if not pid or state.get("owner") != "hippo":
         return False
-    if alive(int(pid)):
+    if process_alive(int(pid)):
         _kill(int(pid))
     _save(cycle, {k: v for k, v in state.items() if k not in ("pid", "owner", "started")})
     cycle.emit("model_stopped", pid=pid, reason=reason)
     return True
 
 
-def after_tick(cycle: Cycle, chain_open: bool) -> str | None:
+def after_tick(cycle: Host, chain_open: bool) -> str | None:
     """At the end of a tick: stop the server when no chain is open, or when it has been
     idle ``keep_warm_seconds``; the reason it was stopped, or None."""
     if not managed(cycle):
@@ -212,7 +239,7 @@ def after_tick(cycle: Cycle, chain_open: bool) -> str | None:
     return None
 
 
-def status(cycle: Cycle) -> dict[str, Any]:
+def status(cycle: Host) -> dict[str, Any]:
     """What ``/status`` says of the server."""
     state = _state(cycle)
     return {
@@ -227,14 +254,12 @@ def status(cycle: Cycle) -> dict[str, Any]:
 
 def _kill(pid: int) -> None:
     """Stop the server's whole process group: TERM, then KILL after five seconds."""
-    from hippo_core.processes import alive
-
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGTERM)
     deadline = time.monotonic() + 5
-    while alive(pid) and time.monotonic() < deadline:
+    while process_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    if alive(pid):
+    if process_alive(pid):
         with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
     started = _STARTED.pop(pid, None)
@@ -246,7 +271,7 @@ def _kill(pid: int) -> None:
 class Managed:
     """A backend whose server is started on its first call and marked used after each."""
 
-    def __init__(self, backend: ModelBackend, cycle: Cycle) -> None:
+    def __init__(self, backend: ModelBackend, cycle: Host) -> None:
         self.backend, self.cycle, self.up = backend, cycle, False
         self.name = backend.name
 

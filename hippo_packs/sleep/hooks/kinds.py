@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hippo_core.dream.model import Proposal, TurnText
-from hippo_core.notes.edit import EditError
-from hippo_packs.sleep import cores
+from hippo_core import EditError, Proposal, TurnText
+from hippo_packs.sleep.records import cores
 
 
 class _NewCore:

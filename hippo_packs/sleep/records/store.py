@@ -26,13 +26,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.atomic import atomic_write
-from hippo_core.dream import receipts
-from hippo_core.errors import HippoError
-from hippo_core.jsonfiles import objects_in, read_object
+from hippo_core import HippoError, atomic_write, json_objects_in, new_id, read_json_object
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core import Workspace
 
 
 def folder(workspace: Workspace, *parts: str) -> Path:
@@ -62,12 +59,12 @@ def write(path: Path, record: dict[str, Any]) -> None:
 
 
 def read(path: Path, workspace: Workspace, kind: str) -> dict[str, Any]:
-    return read_object(path, workspace.relative(path), kind=kind)
+    return read_json_object(path, workspace.relative(path), kind=kind)
 
 
 def records(workspace: Workspace, name: str) -> list[dict[str, Any]]:
     """Every readable record in ``.hippo/sleep/<name>/``, oldest first."""
-    return [record for _path, record in objects_in(folder(workspace, name))]
+    return [record for _path, record in json_objects_in(folder(workspace, name))]
 
 
 def records_one(path: Path) -> dict[str, Any] | None:
@@ -79,8 +76,10 @@ def records_one(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def new_id(prefix: str) -> str:
-    return f"{prefix}{receipts.new_id()}"
+def record_id(prefix: str) -> str:
+    """A new record's id: ``prefix`` and a time-sorted id, so listing a folder lists
+    history."""
+    return f"{prefix}{new_id()}"
 
 
 # -- fragments ----------------------------------------------------------------------------
@@ -99,7 +98,7 @@ def add_fragment(
     if not text:
         raise HippoError("a fragment needs text: hippo remember 'what to keep'")
     record = {
-        "id": new_id("f"),
+        "id": record_id("f"),
         "content": text,
         "topic": " ".join(topic.split()),
         "source": source,
@@ -155,7 +154,7 @@ def add_brief(
     if not summary.strip():
         raise HippoError("a brief needs a summary of what mattered: hippo brief --summary TEXT")
     record = {
-        "id": new_id("b"),
+        "id": record_id("b"),
         "summary": summary.strip(),
         "promote_hints": [h.strip() for h in promote if h.strip()],
         "noise_hints": [h.strip() for h in noise if h.strip()],
@@ -250,7 +249,7 @@ def save_intents(workspace: Workspace, found: list[dict[str, Any]]) -> None:
 def set_intent(workspace: Workspace, topic: str, text: str, **extra: Any) -> None:
     """Leave (or replace) the one intent about ``topic``."""
     found = [i for i in intents(workspace) if i.get("topic") != topic]
-    found.append({"id": new_id("i"), "topic": topic, "intent": text, "created": now(), **extra})
+    found.append({"id": record_id("i"), "topic": topic, "intent": text, "created": now(), **extra})
     save_intents(workspace, found)
 
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.dream.model import ModelUnreachable
-from hippo_core.errors import HippoError
-from hippo_packs.sleep import drafting, store
-from hippo_packs.sleep.purge import purge_flagged
-from hippo_packs.sleep.tend import tend, tidy
+from hippo_core import HippoError, ModelUnreachable
+from hippo_packs.sleep.cycle import drafting
+from hippo_packs.sleep.cycle.purge import purge_flagged
+from hippo_packs.sleep.cycle.tend import tidy
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
@@ -65,13 +65,13 @@ def take_handoffs(cycle: Cycle, state: dict[str, Any]) -> list[str]:
     the first note it links, else ``handoff``."""
     import re
 
-    from hippo_core.sessions import DECLARED, all_records
+    from hippo_core import session_records
 
     seen = set(state.get("handoffs") or [])
     made = []
-    for record in all_records(cycle.workspace):
+    for record in session_records(cycle.workspace):
         handoff = record.get("handoff")
-        if record["id"] in seen or record.get("kind") != DECLARED or not record.get("ended"):
+        if record["id"] in seen or record.get("kind") != "declared" or not record.get("ended"):
             continue
         if not isinstance(handoff, str) or not handoff.strip():
             continue
@@ -229,23 +229,3 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
 
 def _history(state: dict[str, Any], record: dict[str, Any]) -> None:
     state["sleeps"] = [*state.get("sleeps", []), record][-HISTORY:]
-
-
-# -- a whole tick -------------------------------------------------------------------------
-
-
-def run_tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
-    from hippo_packs.sleep import lifecycle, ripple
-
-    with cycle.lock(what="the tick"):
-        if cycle.settings.ripple.type:
-            ripple.catch_up(cycle.workspace, cycle.settings)
-        state = store.state(cycle.workspace)
-        tended = tend(cycle, state, bedtime_at=bedtime(cycle, state), force=force_tend)
-        checked = check(cycle, state)
-        store.save_state(cycle.workspace, state)
-        stopped = lifecycle.after_tick(cycle, open_chain(cycle) is not None)
-    done: dict[str, Any] = {"tend": tended, "check": checked}
-    if stopped:
-        done["model_stopped"] = stopped
-    return done

@@ -1,9 +1,16 @@
-"""What every step of the cycle shares: the workspace, its ``[sleep]`` settings, the
-pack's passes, the drafting model, the lock and the events.
+"""The cycle's steps, and what every step shares (:class:`Cycle`): the workspace, its
+``[sleep]`` settings, the pack's passes, the drafting model's override, the lock and the
+events.
+
+A sleep drafts (:mod:`.drafting`, checked by :mod:`.operations`); a review is checked
+(:mod:`.review`) and lands (:mod:`.landing`); a tick tends (:mod:`.tend`) and checks
+(:mod:`.tick`), purging what was flagged (:mod:`.purge`); the voice card (:mod:`.voice`)
+goes first in every drafting prompt.
 
 Every command that changes the sleep records takes the cycle's lock first
-(``.hippo/sleep/sleep.lock``), so a review, a tick and a ``hippo remember`` never
-interleave their writes; a second sleep or tend finds it held and says so.
+(``.hippo/sleep/sleep.lock``, through :func:`.landing.locked`, which also finishes a
+landing a killed run left), so a review, a tick and a ``hippo remember`` never interleave
+their writes; a second sleep or tend finds it held and says so.
 """
 
 from __future__ import annotations
@@ -13,15 +20,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.errors import HippoError
-from hippo_core.events import Event
-from hippo_packs.sleep import store
+from hippo_core import Event, HippoError, file_lock
 from hippo_packs.sleep.config import SleepSettings, load
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
-    from hippo_core.dream.model import ModelBackend, Pass
-    from hippo_core.plugins import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core import ModelBackend, Pass, Plugins, Workspace
 
 PACK = "sleep"
 #: Seconds a command waits for the cycle's lock before it says the cycle is busy.
@@ -59,7 +63,7 @@ class Cycle:
     def pass_(self, name: str) -> Pass:
         """``sleep/<name>`` as the workspace has it (its prompts edited or themed)."""
         if self._passes is None:
-            from hippo_core.dream.packs import load_packs
+            from hippo_core import load_packs
 
             packs = load_packs(self.workspace, self.plugins, only=None)
             found = next((p for p in packs if p.name == PACK), None)
@@ -76,25 +80,6 @@ class Cycle:
     @property
     def mechanical(self) -> bool:
         return self.model is None and not self.settings.model.url
-
-    def backend(self) -> ModelBackend:
-        if self.model is not None:
-            return self.model
-        from hippo_core.dream.backends import OpenAIBackend, api_key
-        from hippo_packs.sleep import lifecycle
-
-        model = self.settings.model
-        key = api_key(model.api_key_env, "sleep.model.api_key_env")
-        backend = OpenAIBackend(
-            model.url.rstrip("/") + "/chat/completions",
-            model.name,
-            model.max_tokens,
-            model.timeout_seconds,
-            key,
-            extra_body=dict(model.extra_body),
-        )
-        # A managed server is started by the first call that needs it, not before.
-        return lifecycle.Managed(backend, self) if lifecycle.managed(self) else backend
 
     def model_stamp(self) -> dict[str, Any]:
         if self.mechanical:
@@ -116,7 +101,7 @@ class Cycle:
 
     def emit(self, name: str, **data: Any) -> dict[str, Any]:
         """Keep the event in ``events.jsonl`` and pass it to ``hippo_event`` plugins."""
-        record = {"id": store.new_id("e"), "event": name, "at": store.iso(store.now()), **data}
+        record = {"id": store.record_id("e"), "event": name, "at": store.iso(store.now()), **data}
         store.append_event(self.workspace, record)
         heard = {"id": record["id"], "at": record["at"], **data}
         self.plugins.event(self.workspace, Event(f"sleep.{name}", heard))
@@ -126,8 +111,10 @@ class Cycle:
 
     @contextmanager
     def lock(self, *, what: str = "this") -> Iterator[None]:
-        from hippo_core.locks import file_lock
-
+        """Hold the cycle's lock, or raise :class:`Busy` after :attr:`lock_wait` seconds.
+        Only the lock: a command that writes records takes it through
+        :func:`hippo_packs.sleep.cycle.landing.locked`, which finishes interrupted
+        landings first."""
         path = store.folder(self.workspace, "sleep.lock")
         with file_lock(path, wait=self.lock_wait) as handle:
             if handle is None:
@@ -135,7 +122,4 @@ class Cycle:
                     f"busy: a sleep or tend is running in this workspace; {what} waits for it "
                     "(try again when it has finished)"
                 )
-            from hippo_packs.sleep.landing import recover
-
-            recover(self)
             yield

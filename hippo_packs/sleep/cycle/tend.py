@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.dream.model import ModelUnreachable
-from hippo_core.errors import HippoError
-from hippo_packs.sleep import cores as core_notes
-from hippo_packs.sleep import drafting, store, voice
-from hippo_packs.sleep.operations import check_operations, empty_answer, salvage_operations
+from hippo_core import HippoError, ModelUnreachable
+from hippo_packs.sleep.cycle import drafting, voice
+from hippo_packs.sleep.cycle.operations import check_operations, empty_answer, salvage_operations
+from hippo_packs.sleep.model.lifecycle import backend_for
+from hippo_packs.sleep.records import cores as core_notes
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
@@ -121,11 +122,11 @@ def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
     """The next attempt of ``draft``'s chain: each denied operation written again from its
     critique. A redraft never rewords a core. None when nothing came back (the chain ends
     as denied: the draft is marked so, and the next cull closes it)."""
-    from hippo_core.dream.render import render_prompt
+    from hippo_core import render_prompt
 
     live = {c.id: c for c in core_notes.all_cores(cycle.workspace, cycle.cores_dir)}
     short = {f["id"]: f for f in store.fragments(cycle.workspace)}
-    backend = cycle.backend()
+    backend = backend_for(cycle)
     operations: list[dict[str, Any]] = []
     failures: list[dict[str, str]] = []
     for op in draft["operations"]:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from hippo_core.mcp.tool import Arguments, Tool
+from hippo_core import Tool, ToolArguments
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core import Workspace
     from hippo_packs.sleep.cycle import Cycle
 
 #: Bounds on what an agent may send: a fragment or a summary, and a hint or an id.
@@ -33,7 +33,7 @@ TOOL_LOCK_WAIT = 1.0
 
 
 def _cycle(workspace: Workspace) -> Cycle:
-    from hippo_core.plugins import load_plugins
+    from hippo_core import load_plugins
     from hippo_packs.sleep.cycle import Cycle
 
     cycle = Cycle.open(workspace, load_plugins())
@@ -45,7 +45,7 @@ def _with_warnings(cycle: Cycle, result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "warnings": list(cycle.warnings)} if cycle.warnings else result
 
 
-class RememberArguments(Arguments):
+class RememberArguments(ToolArguments):
     text: str = Field(min_length=1, max_length=TEXT, description="What to keep, in your words.")
     topic: Hint = Field("", description="Its topic (tags: a, b).")
     verbatim: bool = Field(
@@ -61,7 +61,7 @@ def remember(workspace: Workspace, given: RememberArguments) -> dict[str, Any]:
     return _with_warnings(cycle, found)
 
 
-class BriefArguments(Arguments):
+class BriefArguments(ToolArguments):
     summary: str = Field(
         min_length=1, max_length=TEXT, description="What mattered in the work since the last sleep."
     )
@@ -84,7 +84,7 @@ def submit_brief(workspace: Workspace, given: BriefArguments) -> dict[str, Any]:
     return _with_warnings(cycle, found)
 
 
-class ForgetArguments(Arguments):
+class ForgetArguments(ToolArguments):
     core: Hint = Field(min_length=1, description="A core's id or its note's path.")
     reason: Annotated[str, Field(max_length=TEXT)] = Field(
         "", description="Why it must go (required)."
@@ -100,12 +100,12 @@ def forget_memory(workspace: Workspace, given: ForgetArguments) -> dict[str, Any
     return _with_warnings(cycle, found)
 
 
-class NoArguments(Arguments):
+class NoArguments(ToolArguments):
     pass
 
 
 def sleep_status(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
-    from hippo_packs.sleep.status import status
+    from hippo_packs.sleep.actions.status import status
 
     cycle = _cycle(workspace)
     return _with_warnings(cycle, status(cycle))
@@ -118,7 +118,7 @@ def nudge(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
     return _with_warnings(cycle, actions.nudge(cycle))
 
 
-class SleepNowArguments(Arguments):
+class SleepNowArguments(ToolArguments):
     without_brief: bool = Field(
         False, description="Draft unsteered now instead of asking for a brief first."
     )
@@ -146,44 +146,44 @@ def check_now(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
 
 
 def sleep_history(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
-    from hippo_packs.sleep.status import history
+    from hippo_packs.sleep.actions.status import history
 
     cycle = _cycle(workspace)
     return _with_warnings(cycle, {"sleeps": history(cycle)})
 
 
-class AuditArguments(Arguments):
+class AuditArguments(ToolArguments):
     limit: int = Field(20, ge=1, le=1000, description="How many chains, newest first.")
 
 
 def audit_sleeps(workspace: Workspace, given: AuditArguments) -> dict[str, Any]:
-    from hippo_packs.sleep.status import audit
+    from hippo_packs.sleep.actions.status import audit
 
     cycle = _cycle(workspace)
     return _with_warnings(cycle, audit(cycle, given.limit))
 
 
-class VoiceArguments(Arguments):
+class VoiceArguments(ToolArguments):
     text: str = Field(max_length=TEXT, description="The card: who these memories belong to.")
     why: Annotated[str, Field(max_length=TEXT)] = Field("", description="Why it changed.")
 
 
 def voice_card(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
-    from hippo_packs.sleep import voice
+    from hippo_packs.sleep.cycle import voice
 
     cycle = _cycle(workspace)
     return _with_warnings(cycle, voice.show(cycle))
 
 
 def set_voice_card(workspace: Workspace, given: VoiceArguments) -> dict[str, Any]:
-    from hippo_packs.sleep import voice
+    from hippo_packs.sleep.cycle import voice
 
     cycle = _cycle(workspace)
     return _with_warnings(cycle, voice.set_card(cycle, given.text, given.why))
 
 
 def voice_card_history(workspace: Workspace, given: NoArguments) -> dict[str, Any]:
-    from hippo_packs.sleep import voice
+    from hippo_packs.sleep.cycle import voice
 
     cycle = _cycle(workspace)
     return _with_warnings(cycle, {"versions": voice.history(cycle)})

@@ -15,12 +15,11 @@ import urllib.error
 import urllib.request
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.errors import HippoError
-from hippo_packs.sleep import store
+from hippo_core import HippoError
+from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
-    from hippo_core.events import Event
-    from hippo_core.workspace import Workspace
+    from hippo_core import Event, Workspace
     from hippo_packs.sleep.config import SleepNotify, SleepSettings
 
 PREFIX = "sleep."

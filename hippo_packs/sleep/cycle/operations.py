@@ -19,7 +19,7 @@ import json
 import re
 from typing import Any
 
-from hippo_packs.sleep.cores import words
+from hippo_packs.sleep.records.cores import words
 
 KINDS = ("new_core", "attach", "supersede", "verbatim")
 TARGETED = ("attach", "supersede")

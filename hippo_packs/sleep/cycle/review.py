@@ -12,10 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.errors import HippoError
-from hippo_core.notes.edit import note_digest
-from hippo_packs.sleep import cores as core_notes
-from hippo_packs.sleep.operations import KINDS, TARGETED
+from hippo_core import HippoError, note_digest
+from hippo_packs.sleep.cycle.operations import KINDS, TARGETED
+from hippo_packs.sleep.records import cores as core_notes
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle

@@ -35,13 +35,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from hippo_core.errors import HippoError
-from hippo_core.packs.evals_case import CaseError
-from hippo_core.packs.evals_result import CaseResult
+from hippo_core import CaseError, CaseResult, HippoError
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core import Plugins, Workspace
 
 
 class _Strict(BaseModel):
@@ -104,7 +101,7 @@ class SleepEval:
         workspace: Workspace | None,
         plugins: Plugins,
     ) -> CaseResult:
-        from hippo_core.packs.evals import case_folder
+        from hippo_core import case_folder
 
         case = load(folder)
         with case_folder() as temp:
@@ -146,11 +143,11 @@ def _run(
     plugins: Plugins,
     root: Path,
 ) -> CaseResult:
-    from hippo_core.atomic import atomic_write
-    from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
-    from hippo_core.workspace import Workspace
-    from hippo_packs.sleep import landing, store, tick
-    from hippo_packs.sleep.cycle import Cycle
+    from hippo_core import Metered, Recording, Replay, Workspace, atomic_write, read_recording
+    from hippo_packs.sleep.cycle import Cycle, landing, tick
+    from hippo_packs.sleep.cycle.landing import locked
+    from hippo_packs.sleep.model.lifecycle import backend_for
+    from hippo_packs.sleep.records import store
 
     (root / ".hippo").mkdir(parents=True)
     (root / ".hippo" / "settings.toml").write_text(_settings(workspace, plugins), encoding="utf-8")
@@ -174,10 +171,10 @@ def _run(
                 Replay(read_recording(folder / "recorded.json", shown), root, shown, [])
             )
         elif mode == "record":
-            recording = Recording(cycle.backend(), root)
+            recording = Recording(backend_for(cycle), root)
             cycle.model = Metered(recording)
         else:
-            cycle.model = Metered(cycle.backend())
+            cycle.model = Metered(backend_for(cycle))
     for fragment in case.fragment:
         store.add_fragment(here, fragment.content, topic=fragment.topic, verbatim=fragment.verbatim)
     brief = None
@@ -189,7 +186,7 @@ def _run(
             noise=case.brief.noise,
             completed=[],
         )
-    with cycle.lock(what="the eval"):
+    with locked(cycle, what="the eval"):
         state = store.state(here)
         slept = tick.sleep_on(cycle, state, brief)
     result = CaseResult(folder.name)
@@ -208,7 +205,7 @@ def _run(
         decisions = [
             {"op": op["index"], "verdict": "approve", "restate": True} for op in draft["operations"]
         ]
-        with cycle.lock(what="the eval"):
+        with locked(cycle, what="the eval"):
             landing.decide(cycle, draft["id"], decisions, "eval: every operation approved")
         landed = [
             op

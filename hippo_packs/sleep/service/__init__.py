@@ -1,0 +1,117 @@
+"""``hippo sleep serve``: the sleep cycle as a service, over HTTP on an ASGI server.
+
+In ``thread`` mode (the default) a thread runs a tick every heartbeat (``tick_seconds``, or
+sooner when the tend cycle asks) and a nudge wakes it; in ``external`` mode something else
+calls ``POST /tend`` and ``POST /check`` on its own schedule, and ``POST /nudge`` runs one
+tick itself. Every route, the thread, the CLI and the MCP tools share the cycle's lock (a
+file lock in ``.hippo/sleep/``), so a sleep started from one place excludes the others: a
+route that finds it taken answers 409.
+
+The rooms: :mod:`.heartbeat` (the service's thread and state), :mod:`.app` (the routes),
+:mod:`.guard` (what every request meets first), :mod:`.mcp` (``/mcp``); this module
+starts and stops it. Each request opens the workspace afresh, as each command does.
+
+Starlette and uvicorn come with the ``serve`` extra (``pip install 'hippo-memory[serve]'``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import socket
+import sys
+from typing import TYPE_CHECKING
+
+from hippo_core import file_lock
+from hippo_packs.sleep.config import bearer_of
+from hippo_packs.sleep.service.heartbeat import Service, warmup
+from hippo_packs.sleep.service.mcp import Refused
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from starlette.applications import Starlette
+
+INSTALL = "pip install 'hippo-memory[serve]'"
+
+
+def loopback(host: str) -> bool:
+    """Whether ``host`` is reachable only from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str], None]) -> int:
+    """Serve the workspace at ``root`` until interrupted; the exit code."""
+    try:
+        import uvicorn  # noqa: F401
+        from starlette.applications import Starlette  # noqa: F401
+    except ImportError:
+        raise Refused(f"hippo sleep serve needs starlette and uvicorn: {INSTALL}") from None
+    from hippo_packs.sleep.records import store
+    from hippo_packs.sleep.service.app import make_app, routes
+    from hippo_packs.sleep.service.mcp import mcp_mount
+
+    probe = Service(root, "thread", 300.0)
+    cycle = probe.cycle()
+    settings = cycle.settings
+    host = settings.serve.host if host is None else host
+    port = settings.serve.port if port is None else port
+    token = bearer_of(settings.serve, "[sleep.serve]")
+    if not token and not loopback(host):
+        raise Refused(
+            f"hippo sleep serve will not listen on {host} without a bearer: anyone who reaches "
+            "it could sleep, tend and read the queue. Set bearer_token_env (or bearer_token, "
+            "bearer_token_keyring) under [sleep.serve], or listen on 127.0.0.1"
+        )
+    with contextlib.suppress(ImportError):
+        import mcp  # noqa: F401  (with the SDK, /mcp is served: its mount must be sound)
+
+        mcp_mount({route.path for route in routes()})
+    with file_lock(store.folder(cycle.workspace, "serve.lock"), wait=0) as held:
+        if held is None:
+            raise Refused(
+                "another hippo sleep serve runs for this workspace; stop it first (one "
+                "service per workspace)"
+            )
+        listener = _listen(host, port)
+        bound_host, bound_port = listener.getsockname()[:2]
+        service = Service(root, settings.mode, settings.heartbeat, first_wait=warmup(cycle))
+        service.start()
+        say(
+            f"hippo sleep serve: listening on http://{bound_host}:{bound_port} "
+            f"({settings.mode} mode, a tick every {settings.heartbeat:g} s"
+            f"{'' if token else ', no bearer'})"
+        )
+        try:
+            _run(make_app(service, token), listener)
+        finally:
+            service.stop()
+    return 0
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise Refused(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    listener.listen(128)
+    listener.set_inheritable(True)
+    return listener
+
+
+def _run(app: Starlette, listener: socket.socket) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    # uvicorn stops on SIGINT and SIGTERM itself, finishing the requests it is serving.
+    uvicorn.Server(config).run(sockets=[listener])
+    sys.stderr.flush()

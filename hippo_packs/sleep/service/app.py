@@ -1,0 +1,264 @@
+"""The HTTP routes, each a function of one request; the service it serves is the app's
+state (``request.app.state.service``).
+
+Whatever a request does wrong gets an answer in words and a 4xx: no bearer or a wrong one
+401, a body that is not JSON 400, one over 1 MiB 413, an unknown route 404, a method a
+route does not take 405. A problem of the workspace (settings, the store) is a 400 naming
+it; a sleep running elsewhere 409; only hippo's own bug is a 500, and even that says what
+happened in one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from hippo_core import HippoError
+from hippo_packs.sleep.service.guard import Guard, error, json_body
+from hippo_packs.sleep.service.mcp import mcp_manager, mcp_mount
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from hippo_packs.sleep.service.heartbeat import Service
+
+
+def _service(request: Request) -> Service:
+    service: Service = request.app.state.service
+    return service
+
+
+async def run(work: Callable[[], dict[str, Any] | list[Any]]) -> JSONResponse:
+    """``work`` off the event loop; the cycle's problems as answers in words."""
+    import anyio.to_thread
+    from starlette.responses import JSONResponse
+
+    from hippo_packs.sleep.cycle import Busy
+    from hippo_packs.sleep.cycle.voice import Off
+
+    try:
+        done = await anyio.to_thread.run_sync(work)
+    except Busy as exc:
+        return error(409, str(exc))
+    except Off as exc:  # the voice card is off: there is none
+        return error(404, str(exc))
+    except HippoError as exc:
+        return error(400, str(exc))
+    return JSONResponse(done)
+
+
+async def health(request: Request) -> JSONResponse:
+    from starlette.responses import JSONResponse
+
+    from hippo_core import __version__
+
+    return JSONResponse({"ok": True, "service": "hippo sleep", "version": __version__})
+
+
+async def index(request: Request) -> JSONResponse:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"service": "hippo sleep", "routes": request.app.state.routes})
+
+
+async def status(request: Request) -> JSONResponse:
+    from hippo_packs.sleep.actions.status import status as cycle_status
+
+    service = _service(request)
+    return await run(lambda: {**cycle_status(service.cycle()), "service": service.state()})
+
+
+async def sleep(request: Request) -> JSONResponse:
+    from hippo_packs.sleep import actions
+
+    await json_body(request)
+    service = _service(request)
+    without = request.query_params.get("without_brief", "false").lower() in ("1", "true")
+    answer = await run(lambda: actions.sleep_now(service.for_route(), without_brief=without))
+    if answer.status_code == 200 and not json.loads(bytes(answer.body)).get("ok"):
+        answer.status_code = 409  # one chain at a time: review the open one first
+    return answer
+
+
+async def nudge(request: Request) -> JSONResponse:
+    body = await json_body(request)
+    sender = body.get("pid")
+    if sender is not None and (not isinstance(sender, int) or isinstance(sender, bool)):
+        return error(400, "pid, when given, is the process id (a whole number) of the session")
+    service = _service(request)
+    return await run(lambda: service.nudge(sender))
+
+
+async def tend(request: Request) -> JSONResponse:
+    from hippo_packs.sleep import actions
+
+    await json_body(request)
+    service = _service(request)
+    return await run(lambda: actions.tend_now(service.for_route()))
+
+
+async def check(request: Request) -> JSONResponse:
+    from hippo_packs.sleep import actions
+
+    await json_body(request)
+    service = _service(request)
+    return await run(lambda: actions.check_now(service.for_route()))
+
+
+async def queue(request: Request) -> JSONResponse:
+    from hippo_core import review_items
+
+    service = _service(request)
+
+    def waiting() -> dict[str, Any]:
+        cycle = service.cycle()
+        return {"waiting": review_items(cycle.workspace, cycle.plugins)}
+
+    return await run(waiting)
+
+
+async def history(request: Request) -> JSONResponse:
+    from hippo_packs.sleep.actions.status import history as sleeps
+
+    service = _service(request)
+    return await run(lambda: {"sleeps": sleeps(service.cycle())})
+
+
+async def events(request: Request) -> JSONResponse:
+    from hippo_packs.sleep.records import store
+
+    raw = request.query_params.get("limit", "50")
+    if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
+        return error(400, f"limit {raw!r}: give a whole number from 1 to 10000")
+    limit, service = int(raw), _service(request)
+    return await run(
+        lambda: {"events": list(reversed(store.events(service.cycle().workspace)))[:limit]}
+    )
+
+
+async def voice_card(request: Request) -> JSONResponse:
+    from hippo_packs.sleep.cycle import voice
+
+    service = _service(request)
+    if request.method == "PUT":
+        body = await json_body(request)
+        text, why = body.get("text"), body.get("why", "")
+        if not isinstance(text, str) or not isinstance(why, str):
+            return error(400, 'send {"text": "the card", "why": "why it changed"}')
+        return await run(lambda: voice.set_card(service.cycle(), text, why))
+
+    def shown() -> dict[str, Any]:
+        found = voice.show(service.cycle())
+        if not found["ok"]:
+            raise voice.Off(found["error"])
+        return {"version": found["version"], "text": found["text"]}
+
+    return await run(shown)
+
+
+async def voice_history(request: Request) -> JSONResponse:
+    from hippo_packs.sleep.cycle import voice
+
+    service = _service(request)
+    return await run(lambda: {"versions": voice.history(service.cycle())})
+
+
+async def viewer(request: Request) -> Response:
+    from importlib.resources import files
+
+    from starlette.responses import HTMLResponse
+
+    page = files("hippo_packs.sleep").joinpath("viewer", "index.html").read_text("utf-8")
+    return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+
+async def not_found(request: Request, exc: Exception) -> JSONResponse:
+    routes = ", ".join(request.app.state.routes)
+    return error(404, f"no route {request.url.path}; the routes are: {routes}")
+
+
+async def http_error(request: Request, exc: Exception) -> JSONResponse:
+    from starlette.exceptions import HTTPException
+
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "")
+        return error(405, f"{request.url.path} takes {allowed}, not {request.method}")
+    return error(exc.status_code, str(exc.detail))
+
+
+async def bug(request: Request, exc: Exception) -> JSONResponse:
+    return error(500, f"hippo failed: {type(exc).__name__}: {exc}")
+
+
+def routes() -> list[Route]:
+    """Every route but ``/mcp``, in the order ``GET /`` lists them."""
+    from starlette.routing import Route
+
+    return [
+        Route("/", index),
+        Route("/health", health),
+        Route("/status", status),
+        Route("/sleep", sleep, methods=["POST"]),
+        Route("/nudge", nudge, methods=["POST"]),
+        Route("/tend", tend, methods=["POST"]),
+        Route("/check", check, methods=["POST"]),
+        Route("/queue", queue),
+        Route("/history", history),
+        Route("/events", events),
+        Route("/voice", voice_card, methods=["GET", "PUT"]),
+        Route("/voice/history", voice_history),
+        Route("/viewer", viewer),
+    ]
+
+
+ORDER = ["GET", "PUT", "POST", "DELETE"]
+
+
+def listed(found: list[Route]) -> list[str]:
+    """The routes as ``GET /`` and a 404 name them: ``GET /health``, ``PUT /voice``."""
+    names = []
+    for route in found:
+        if route.path == "/":
+            continue
+        methods = (route.methods or {"POST"}) - {"HEAD"}  # an ASGI app (MCP) takes POST
+        names += [f"{m} {route.path}" for m in sorted(methods, key=ORDER.index)]
+    return names
+
+
+def make_app(service: Service, token: str) -> Starlette:
+    """The HTTP routes of ``service``, every one behind ``token`` when it is set."""
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.routing import Route
+
+    found = routes()
+    manager = mcp_manager(service)
+    if manager is not None:
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+
+        mount = mcp_mount({route.path for route in found})
+        found.append(Route(mount, StreamableHTTPASGIApp(manager)))
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if manager is None:
+            yield
+            return
+        async with manager.run():
+            yield
+
+    app = Starlette(
+        routes=found,
+        exception_handlers={404: not_found, HTTPException: http_error, Exception: bug},
+        lifespan=lifespan,
+    )
+    app.state.service, app.state.routes = service, listed(found)
+    app.add_middleware(Guard, token=token)
+    return app
