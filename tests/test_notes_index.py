@@ -249,6 +249,34 @@ def test_an_index_of_another_version_or_folder_is_rebuilt(
     assert "- Refunds: Elsewhere." in hippo("context", "--task", "refunds", cwd=root).out
 
 
+def test_the_stems_an_index_keeps_are_pinned_with_its_format() -> None:
+    # An index with terms keeps every note's stems, and only FORMAT and hippo's version tell
+    # an old one from a new one: a stem rule or common word changed without a FORMAT bump
+    # would rank the notes read before by stale stems until each note changed.
+    from hippo_core.notes.index import FORMAT
+    from hippo_core.notes.terms import COMMON, stem
+
+    pinned = {
+        "retries": "retry",
+        "retried": "retry",
+        "addresses": "address",
+        "classes": "class",
+        "statuses": "status",
+        "analysis": "analysis",
+        "caching": "cach",
+        "caches": "cach",
+        "handled": "handl",
+        "running": "run",
+        "falling": "fall",
+        "bus": "bus",
+        "v2": "v2",
+    }
+    stems = {word: stem(word) for word in pinned}
+    assert (FORMAT, len(COMMON), stems) == ("4", 121, pinned), (
+        "the stems changed: bump FORMAT in hippo_core/notes/index.py, then pin both here"
+    )
+
+
 def test_a_note_changed_within_its_mtime_tick_is_never_served_stale(
     make_workspace: WorkspaceMaker, hippo: HippoRunner
 ) -> None:

@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 
     from hippo_core.notes.note import Note
 
-#: Bumped when the tables or what parsing a note yields change: an older index is rebuilt.
+#: Bumped when the tables or what reading a note yields change, its terms' stems and common
+#: words (terms.py) among it: an older index is rebuilt, never ranked by stale stems.
 FORMAT = "4"
 RACY_NS = 2_000_000_000
 BUSY_MS = 10_000
