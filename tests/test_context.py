@@ -142,6 +142,26 @@ def test_bm25_ties_go_to_the_body_then_updated_then_path(make_workspace: Workspa
     ]
 
 
+def test_bm25_notes_tied_across_the_cut_are_all_in_the_running(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    # Twelve notes BM25 scores alike, so the fifth place's score is shared by all twelve: the
+    # five shown are the most recently updated, though their paths come last.
+    notes = {"Home.md": HOME} | {
+        f"n{i:02}.md": f"---\nupdated: 2026-01-{i + 1:02}\n---\n# Zebra\n\nLine {i:02}.\n"
+        for i in range(12)
+    }
+    root = make_workspace('relevance = "bm25"\n', notes)
+    run = hippo("context", "--task", "zebra", cwd=root)
+    assert run.code == 0, run.err
+    assert run.out.split("relevant:\n")[1].splitlines()[:5] == [
+        f"- Zebra: Line {i:02}." for i in (11, 10, 9, 8, 7)
+    ]
+    assert Workspace.open(root).notes_index.bm25_paths(["zebra"], 5) == [
+        f"n{i:02}.md" for i in (11, 10, 9, 8, 7)
+    ]
+
+
 def test_at_most_five_relevant_notes(make_workspace: WorkspaceMaker):
     notes = {"Home.md": HOME} | {f"n{i}.md": f"# Deploy {i}\n\nline {i}\n" for i in range(8)}
     block = build_context(Workspace.open(make_workspace("", notes)), task="deploy")
@@ -170,6 +190,33 @@ def test_optional_parts_are_left_out_whole_and_named_on_stderr(
         f"omitted: relevant notes ({len(relevant.encode())})",
         f"omitted: linter counts ({linter})",
     ]
+
+
+def test_a_part_that_fits_the_budget_exactly_goes_in(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    root = make_workspace("", NOTES)
+    full = hippo("context", "--task", "flaky", cwd=root).out
+    linter = "linter: overdue=0 dangling=0\n"
+    assert full.endswith(linter)
+    size = len(full.encode())
+
+    exact = hippo("context", "--task", "flaky", "--budget", str(size), cwd=root)
+    assert (exact.code, exact.out, exact.err) == (0, full, "")
+
+    short = hippo("context", "--task", "flaky", "--budget", str(size - 1), cwd=root)
+    assert short.code == 0
+    assert short.out == full.removesuffix(linter)
+    assert short.err == f"omitted: linter counts ({len(linter.encode())})\n"
+
+    # The required part alone, to the byte: every optional part is left out, and nothing fails.
+    required = len(full.split("relevant:\n")[0].encode())
+    alone = hippo("context", "--task", "flaky", "--budget", str(required), cwd=root)
+    assert alone.code == 0, alone.err
+    assert alone.out == full.split("relevant:\n")[0]
+    over = hippo("context", "--task", "flaky", "--budget", str(required - 1), cwd=root)
+    assert (over.code, over.out) == (1, "")
+    assert over.err == f"error: context over budget: {required} > {required - 1}\n"
 
 
 def test_required_parts_over_budget_fail_with_the_exact_message(

@@ -282,6 +282,48 @@ def test_bad_calls_are_tool_errors_of_one_line_and_the_server_goes_on(
     drive(root, tmp_path / "stderr.txt", body)
 
 
+def test_read_note_reads_only_markdown_that_resolves_below_the_notes_folder(
+    make_workspace: WorkspaceMaker, tmp_path: Path
+):
+    root = make_workspace()
+    (root / "README.md").write_text("# The workspace's readme\n")
+    (tmp_path / "README.md").write_text("# A readme beside the workspace\n")
+    (root / "secret.md").write_text("# Secret\n\nThe launch code.\n")
+    away = tmp_path / "away"
+    away.mkdir()
+    (away / "Plans.md").write_text("# Plans\n\nNot a note.\n")
+    notes = root / "notes"
+    (notes / "Leak.md").symlink_to(root / "secret.md")
+    (notes / "linked").symlink_to(away)
+    (notes / "Welcome.md").symlink_to(notes / "Home.md")  # resolves to a note: allowed
+
+    def outside(given: str) -> str:
+        return (
+            f"{given!r} is not a note of this workspace; give the path of a .md file below "
+            "notes/, such as Deploy.md or notes/Deploy.md"
+        )
+
+    async def body(agent: Agent) -> None:
+        for given in (
+            "../README.md",
+            "notes/../../README.md",
+            "../../README.md",
+            str(root / "secret.md"),
+            "Leak.md",
+            "linked/Plans.md",
+        ):
+            assert await agent.error("read_note", path=given) == outside(given)
+        # Read from the notes folder, this names notes/notes/Leak.md, which is not there; read
+        # from the workspace, it is the link out, which does not count.
+        assert await agent.error("read_note", path="notes/Leak.md") == (
+            "no note 'notes/Leak.md': there is no such file below notes/"
+        )
+        home = (notes / "Home.md").read_text()
+        assert await agent.ok("read_note", path="Welcome.md") == home
+
+    drive(root, tmp_path / "stderr.txt", body)
+
+
 class Raw:
     """``hippo mcp`` spoken to by hand, line by line."""
 

@@ -328,6 +328,44 @@ def test_other_projects_stay_local_unless_the_setting_says_otherwise(
     assert bare.returncode == 2 and "--all-projects needs a team index" in bare.stderr
 
 
+def test_machine_sharing_never_sends_a_private_session_of_another_project(
+    postgres: Database, tmp_path: Path
+) -> None:
+    alice = _machine(tmp_path, "alice", _url(postgres))
+    settings = alice.root / ".hippo" / "settings.toml"
+    settings.write_text(settings.read_text() + 'index_share = "machine"\n')
+    elsewhere = alice.home / "side-project"
+    elsewhere.mkdir()
+    start = datetime.now(UTC) - timedelta(hours=1)
+    secret = ClaudeSession(alice.home / "claude", str(elsewhere), start=start)
+    secret.prompt("<private-session>\nthe side project's salary sheet")
+    secret.answer("The salary sheet is payroll-2026.ods.")
+    secret.write()
+    shared = ClaudeSession(alice.home / "claude", str(elsewhere), start=start)
+    shared.prompt("the side project's parser")
+    shared.answer("The parser is recursive descent.")
+    shared.write()
+
+    assert "pushed 1 session (1 turn)" in alice.hippo("ingest").stdout
+    assert postgres.sql("SELECT project, prompt, answer FROM hippo_turns") == (
+        "|the side project's parser|The parser is recursive descent.\n"
+    )
+    # The server does not even hear of the private session: no row, so not its folder.
+    sessions = postgres.sql("SELECT id, cwd FROM hippo_sessions")
+    assert sessions == f"{shared.session}|{elsewhere}\n"
+
+    # Made private after it was pushed, the other project's session is taken off the server,
+    # and the next push does not send it back.
+    later = ClaudeSession(alice.home / "claude", str(elsewhere), session=shared.session)
+    later.prompt("<private-session>\nforget this one")
+    with shared.path.open("a") as handle:
+        handle.write("".join(line + "\n" for line in later.lines))
+    assert "pushed 0 sessions (0 turns), 1 made private removed" in alice.hippo("ingest").stdout
+    alice.hippo("ingest", "--full")
+    assert postgres.sql("SELECT count(*) FROM hippo_sessions") == "0\n"
+    assert postgres.sql("SELECT count(*) FROM hippo_turns") == "0\n"
+
+
 def test_a_server_that_dies_mid_push_keeps_none_of_it_and_the_next_ingest_sends_it(
     tmp_path: Path,
 ) -> None:

@@ -3,10 +3,13 @@ snapshot, the atomic write and the receipt saying it was applied.
 
 A note is written only after a confirming verdict, and only if its bytes are those the
 prompt was built from; a new note (a kind that ``creates``) only if there is still nothing
-at its path. The receipt is written before the snapshot and the note, marked ``applying``;
+at its path; and never a ``note`` that resolves outside ``notes_dir`` (a ``..`` part, an
+absolute path, a symbolic link on the way that leads out), whatever checked the proposal
+before. The receipt is written before the snapshot and the note, marked ``applying``;
 if the process dies in between, :func:`reconcile` later compares the note with the
 receipt's hashes and records which it is, old or new. A receipt's ``before`` is null when
-there was no note: a new note has no snapshot, and reverting it deletes it.
+there was no note (a new note has no snapshot, and reverting it deletes it) and when the
+note was outside ``notes_dir``, so not read.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.atomic import atomic_write
@@ -64,14 +67,18 @@ def settle(
     persona: str,
     invocation: dict[str, Any],
 ) -> Settled:
-    """Write the receipt of a confirm or reject verdict, applying a confirmed change."""
+    """Write the receipt of a confirm or reject verdict, applying a confirmed change.
+
+    A ``proposal.note`` that resolves outside ``notes_dir`` is neither read nor written: its
+    receipt's ``before`` is null, and a confirmed change is ``not applied``, saying why."""
     note_path = workspace.notes_dir / proposal.note
     new_note = creates(plugins.kinds().get(proposal.kind))
+    outside = _outside(workspace.notes_dir, proposal.note)
     try:
-        raw = note_path.read_bytes()
+        raw = b"" if outside else note_path.read_bytes()
     except OSError:
         raw = b""  # deleted (or made unreadable) while the reviewer thought
-    before: str | None = note_digest(raw)
+    before: str | None = None if outside else note_digest(raw)
     if new_note and not os.path.lexists(note_path):
         before = None  # no note, as the prompt found it
     path = receipts.folder(workspace, "receipts") / f"{proposal.id}.json"
@@ -103,6 +110,9 @@ def settle(
     if verdict.verdict != "confirm":
         return done(REJECTED, verdict.problem or verdict.notes)
     event = {"proposal": proposal.id, "note": proposal.note, "receipt": str(path)}
+    if outside:
+        plugins.event(workspace, Event("not-applied", event))
+        return done(FAILED, outside)
     kind: ProposalKind = plugins.kinds()[proposal.kind]
     if new_note:
         return _create(workspace, plugins, proposal, kind, before, event, done, record)
@@ -164,6 +174,26 @@ def _create(
     settled = done(APPLIED)
     plugins.event(workspace, Event("applied", event))
     return settled
+
+
+def _outside(notes_dir: Path, note: str) -> str:
+    """Why ``note`` is not a path that resolves below ``notes_dir``, or "".
+
+    A validator checks this before a reviewer sees the proposal; the applier checks again,
+    so that no single check (a plugin's, a hand-edited proposal's) can send a write out of
+    the notes, and a link swapped in while the reviewer thought leads nowhere."""
+    below = f"note {note!r} is not a path below the notes folder"
+    if not note or "\0" in note:
+        return below
+    if PurePosixPath(note).is_absolute() or os.path.isabs(note) or ".." in note.split("/"):
+        return f"note {note!r} is outside the notes folder"
+    top = os.path.realpath(notes_dir)
+    found = os.path.realpath(notes_dir / note)
+    if found == top:
+        return below
+    if os.path.commonpath([top, found]) != top:
+        return f"note {note!r} leads outside the notes folder through a symbolic link"
+    return ""
 
 
 def _unsafe_folders(notes_dir: Path, note: str) -> str:

@@ -1,0 +1,175 @@
+"""The applier writes only below ``notes_dir``, whatever checked the proposal before it.
+
+A dream's validators refuse a note outside the notes folder before a reviewer sees it; the
+applier (``settle``, which ``hippo review`` and plugins call too) checks again, so that a
+plugin's proposal, a proposal edited by hand while it waited, or a folder swapped for a
+link meanwhile cannot send a write out of the notes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from hippo_core import Evidence, Proposal, Verdict, Workspace, load_plugins
+from hippo_core.dream.apply import settle
+from hippo_core.notes.edit import note_digest
+from tests.conftest import WorkspaceMaker
+from tests.dream_scene import TESTING, Scene, replace
+
+OLD = "Run the tests with `make test` from the repository root."
+NEW = "Run the tests with `uv run pytest -q` from the repository root."
+CREATED = "---\ntype: decision\n---\n# Run the tests with uv\n\nThe Makefile is gone.\n"
+CHANGES = {"replace": (OLD, NEW), "append": ("", "\nUse uv.\n"), "create": ("", CREATED)}
+
+
+def files(top: Path) -> dict[Path, bytes]:
+    """Every file below ``top``, with its bytes (links followed nowhere)."""
+    found = {}
+    for folder, _, names in os.walk(top):
+        for name in names:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                found[path] = path.read_bytes()
+    return found
+
+
+def proposal(note: str, kind: str) -> Proposal:
+    old, new = CHANGES[kind]
+    return Proposal(
+        id=f"20261130T061502123456Z-{kind[:4]}",
+        pass_key="core/verify",
+        note=note,
+        kind=kind,
+        old=old,
+        new=new,
+        reason="The Makefile is gone.",
+        evidence=(Evidence("s-1", 0),),
+    )
+
+
+@pytest.mark.parametrize("kind", ["replace", "append", "create"])
+@pytest.mark.parametrize(
+    ("where", "expected"),
+    [
+        ("../outside.md", "note '../outside.md' is outside the notes folder"),
+        ("Runbooks/../../outside.md", "note 'Runbooks/../../outside.md' is outside the notes"),
+        ("ABSOLUTE", "is outside the notes folder"),
+        ("linked/outside.md", "note 'linked/outside.md' leads outside the notes folder through"),
+    ],
+)
+def test_settle_refuses_a_note_outside_the_notes_folder(
+    make_workspace: WorkspaceMaker, tmp_path: Path, kind: str, where: str, expected: str
+):
+    root = make_workspace("", {"Home.md": "# Home\n\nWelcome.\n", "Testing.md": TESTING})
+    away = tmp_path / "away"
+    away.mkdir()
+    (root / "notes" / "Runbooks").mkdir()
+    (root / "notes" / "linked").symlink_to(away)
+    note = str(away / "outside.md") if where == "ABSOLUTE" else where
+    target = (root / "notes" / note) if where != "linked/outside.md" else away / "outside.md"
+    if kind != "create":  # a note that the change would apply to, as the prompt saw it
+        target.write_text(TESTING)
+    workspace, plugins = Workspace.open(root), load_plugins()
+    before = files(tmp_path)
+
+    settled = settle(
+        workspace,
+        plugins,
+        proposal(note, kind),
+        Verdict("model", "confirm", "The turn shows uv runs the tests."),
+        prompt_digest=note_digest(TESTING.encode()),
+        persona="",
+        invocation={"command": "a test"},
+    )
+
+    assert settled.state == "not applied"
+    assert expected in settled.detail and "\n" not in settled.detail
+    receipt = root / ".hippo" / "receipts" / f"{settled.proposal.id}.json"
+    assert settled.receipt == receipt
+    record = json.loads(receipt.read_text())
+    assert (record["state"], record["detail"], record["note"]) == (
+        "not applied",
+        settled.detail,
+        note,
+    )
+    assert (record["before"], record["after"], record["snapshot"]) == (None, None, "")
+    # The receipt is the one file written, the note outside is as it was.
+    assert files(tmp_path) == before | {receipt: receipt.read_bytes()}
+    assert target.read_text() == TESTING if kind != "create" else not target.exists()
+
+
+def test_a_rejected_note_outside_is_recorded_and_never_read(
+    make_workspace: WorkspaceMaker, tmp_path: Path
+):
+    root = make_workspace()
+    (root / "outside.md").write_text(TESTING)
+    settled = settle(
+        Workspace.open(root),
+        load_plugins(),
+        proposal("../outside.md", "replace"),
+        Verdict("model", "reject", "The turn only plans the switch."),
+        prompt_digest=note_digest(TESTING.encode()),
+        persona="",
+        invocation={"command": "a test"},
+    )
+    assert (settled.state, settled.record["before"]) == ("rejected", None)
+    assert (root / "outside.md").read_text() == TESTING
+
+
+def queued(scene: Scene, note: str = "Testing.md") -> str:
+    """A dream that leaves its one proposal, a replace in ``note``, waiting for a person."""
+    verify = scene.root / ".hippo/packs/core/passes/verify.toml"
+    verify.write_text(verify.read_text() + 'review = "queue"\n')
+    scene.transcript()
+    scene.proposer_replies(replace(note=note))
+    assert scene.dream().code == 0
+    [proposal] = [path.stem for path in scene.files("proposals")]
+    assert not scene.files("receipts")
+    return proposal
+
+
+def test_a_folder_made_a_link_out_while_the_proposal_waited_is_not_written_through(
+    scene: Scene, tmp_path: Path
+):
+    runbooks = scene.root / "notes" / "Runbooks"
+    runbooks.mkdir()
+    scene.note.rename(runbooks / "Testing.md")
+    waiting = queued(scene, "Runbooks/Testing.md")
+    # The folder moves out of the notes, and a link to it takes its place.
+    away = tmp_path / "away"
+    runbooks.rename(away)
+    runbooks.symlink_to(away)
+
+    run = scene.hippo("review", waiting, "--confirm", cwd=scene.root)
+
+    assert (run.code, run.err) == (0, "")
+    assert run.out.startswith("not applied: Runbooks/Testing.md; receipt .hippo/receipts/")
+    detail = "note 'Runbooks/Testing.md' leads outside the notes folder through a symbolic link"
+    assert (away / "Testing.md").read_text() == TESTING
+    receipt = json.loads((scene.root / ".hippo/receipts" / f"{waiting}.json").read_text())
+    assert (receipt["state"], receipt["detail"]) == ("not applied", detail)
+    assert not (scene.root / ".hippo/snapshots").exists()
+
+
+def test_a_proposal_edited_by_hand_to_name_a_file_outside_is_not_applied(scene: Scene):
+    waiting = queued(scene)
+    (scene.root / "README.md").write_text(TESTING)  # what the prompt's digest says
+    path = scene.root / ".hippo/proposals" / f"{waiting}.json"
+    path.write_text(path.read_text().replace('"note": "Testing.md"', '"note": "../README.md"'))
+
+    run = scene.hippo("review", waiting, "--confirm", cwd=scene.root)
+
+    assert (run.code, run.err) == (0, "")
+    assert run.out.startswith("not applied: ../README.md; receipt .hippo/receipts/")
+    assert (scene.root / "README.md").read_text() == TESTING
+    assert scene.note.read_text() == TESTING
+    receipt = json.loads((scene.root / ".hippo/receipts" / f"{waiting}.json").read_text())
+    assert (receipt["state"], receipt["detail"], receipt["before"]) == (
+        "not applied",
+        "note '../README.md' is outside the notes folder",
+        None,
+    )
