@@ -133,11 +133,11 @@ def _intents(workspace: Workspace) -> str:
     each, at most five, each at most 300 characters: what the main model sees first."""
     import time
 
-    from hippo_core import quickjson
+    from hippo_core import jsontext
 
     try:
         with open(workspace.inside(".hippo", "sleep", "intents.json"), "rb") as handle:
-            value = quickjson.loads(handle.read())
+            value = jsontext.loads(handle.read())
     except (OSError, ValueError):
         return ""
     found = value.get("intents") if isinstance(value, dict) else None
