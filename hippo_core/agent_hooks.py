@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.locate import HIPPO_DIR, find_root
 from hippo_core.session_ids import DECLARED, session_id
 
@@ -103,20 +103,20 @@ def _handed_over(event: str, tool: str, text: str) -> str:
     if tool != "gemini":
         return wrap(text)
     output = {"hookEventName": GEMINI_EVENTS[event], "additionalContext": wrap(text)}
-    return quickjson.dumps({"hookSpecificOutput": output}, indent=None) + "\n"
+    return jsontext.dumps({"hookSpecificOutput": output}, indent=None) + "\n"
 
 
 def _payload(stdin: str) -> dict[str, Any]:
     if not stdin.strip():
         raise HookProblem("empty stdin (expected the agent's hook JSON)")
     try:
-        payload = quickjson.loads(stdin)
+        payload = jsontext.loads(stdin)
     except ValueError as exc:
         raise HookProblem(f"stdin is not JSON ({exc})") from None
     if not isinstance(payload, dict):
         raise HookProblem("stdin is not a JSON object")
     if "\\ud" in stdin or "\\uD" in stdin:
-        payload = {quickjson.well_formed(k): quickjson.well_formed(v) for k, v in payload.items()}
+        payload = {jsontext.well_formed(k): jsontext.well_formed(v) for k, v in payload.items()}
     if not isinstance(payload.get("session_id"), str) or not payload["session_id"]:
         raise HookProblem("the payload has no session_id")
     return payload
@@ -150,7 +150,7 @@ def _prompted(root: str, raw_id: str) -> bool:
     path = os.path.join(root, HIPPO_DIR, "sessions", f"{session_id(raw_id)}.json")
     try:
         with open(path, "rb") as handle:
-            record = quickjson.loads(handle.read())
+            record = jsontext.loads(handle.read())
     except (OSError, ValueError):
         return False
     return (

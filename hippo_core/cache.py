@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.atomic import atomic_write
 from hippo_core.version import __version__
 
@@ -23,7 +23,7 @@ def read_cache(path: str | PathLike[str], key: str) -> Any | None:
     """The payload stored under ``key``, or None when there is none for this key and version."""
     try:
         with open(path, "rb") as handle:
-            stored = quickjson.loads(handle.read())
+            stored = jsontext.loads(handle.read())
     except (OSError, ValueError):
         return None
     if not isinstance(stored, dict):
@@ -35,6 +35,6 @@ def read_cache(path: str | PathLike[str], key: str) -> Any | None:
 
 def write_cache(path: str | PathLike[str], key: str, payload: Any) -> None:
     """Store ``payload`` under ``key``; a failure to write is not an error."""
-    data = quickjson.dumps({"hippo": __version__, "key": key, "payload": payload}, indent=None)
+    data = jsontext.dumps({"hippo": __version__, "key": key, "payload": payload}, indent=None)
     with contextlib.suppress(OSError):
         atomic_write(path, data, durable=False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.errors import HippoError
 
 TYPE_CHECKING = False
@@ -22,7 +22,7 @@ def read_json_object(
     """
     try:
         with open(path, "rb") as handle:
-            value = quickjson.loads(handle.read())
+            value = jsontext.loads(handle.read())
     except FileNotFoundError:
         raise HippoError(missing or f"{shown} does not exist") from None
     except (OSError, ValueError) as exc:
@@ -37,7 +37,7 @@ def json_objects_in(directory: Path) -> list[tuple[Path, dict[str, Any]]]:
     found = []
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         try:
-            value = quickjson.loads(path.read_bytes())
+            value = jsontext.loads(path.read_bytes())
         except (OSError, ValueError):
             continue
         if isinstance(value, dict):

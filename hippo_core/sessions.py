@@ -13,7 +13,7 @@ import contextlib
 import os
 import time
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
 from hippo_core.jsonfiles import json_objects_in, read_json_object
@@ -88,7 +88,7 @@ def write_record(workspace: Workspace, record: dict[str, Any]) -> str:
     """Write ``record`` atomically under its id (a derived one without fsync: ingest can
     write it again)."""
     path = _record_file(workspace, record["id"])
-    text = quickjson.dumps(record) + "\n"
+    text = jsontext.dumps(record) + "\n"
     atomic_write(path, text, durable=record.get("kind") != DERIVED)
     return path
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.dream.proposals import parse_reply, to_proposals
 from hippo_core.dream.review import parse_verdict
 from hippo_core.index.ingest import ingest
@@ -57,7 +57,7 @@ def test_a_reply_nested_too_deeply_is_a_reply_that_is_not_json():
     assert parse_reply(DEEP)[1].startswith("the reply is not JSON")
     assert parse_verdict(DEEP)[0] == "reject"
     try:
-        quickjson.loads(DEEP)
+        jsontext.loads(DEEP)
     except ValueError as exc:
         assert str(exc) == "JSON nested too deeply"
     else:
@@ -131,6 +131,88 @@ def test_a_line_nested_too_deeply_is_one_corrupt_line_not_a_lost_file(claude_hom
     summary = ingest()
     assert summary.corrupt == 1
     assert summary.turns == 2
+
+
+#: Where a crash, or a read while the agent writes, cuts a record: what the cut record
+#: ends with, as (a part of it, how many of that part's bytes are kept). Each cut falls
+#: after the record's type, where Claude Code's source parses the line (a line cut before
+#: it is passed over unread, as a record of no type it reads).
+CUTS = {
+    "after a comma": (b'"message"', 0),
+    "after a brace": (b'"message":{', 11),
+    "after a key": (b'"content"', 9),
+    "after a colon": (b'"content":', 10),
+    "inside a string": (b'"content":"', 13),
+    "just after a backslash": (b'\\"hi', 1),
+    "inside a unicode escape": (b"\\u001b", 4),
+    "inside a character": ("é".encode(), 1),
+}
+
+
+@pytest.mark.parametrize("cut", CUTS)
+def test_a_record_cut_short_costs_that_record_not_the_file(
+    cut: str, claude_home: Path, tmp_path: Path
+):
+    """json's C scanner, driven without json's decoder, raised SystemError on a record cut
+    inside a string or after a key, and the whole file "could not be read", even by
+    ``--full``: its last line while the agent writes it, or a line a crash cut. It did so
+    only in a process that had not imported json, so hippo runs in one of its own here."""
+    part, kept = CUTS[cut]
+    session = ClaudeSession(claude_home, "/p")
+    # Written as Claude Code writes JSON: non-ASCII as it is, control characters escaped.
+    prompts = [f'{n}: say "hi" to C:\\tmp \x1b[1mé' for n in ("one", "two", "three")]
+    session.prompt(prompts[0]).answer("1").prompt(prompts[1]).answer("2").prompt(prompts[2])
+    whole = [
+        json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":")).encode()
+        for line in session.lines
+    ]
+    assert all(part in line for line in whole[::2]), (part, whole[0])
+
+    def cut_short(line: bytes) -> bytes:
+        return line[: line.index(part) + kept]
+
+    # The second prompt's record cut by a crash and written again whole; the last one cut.
+    lines = [*whole[:2], cut_short(whole[2]), *whole[2:4]]
+    session.path.parent.mkdir(parents=True)
+    session.path.write_bytes(b"".join(line + b"\n" for line in lines) + cut_short(whole[4]))
+
+    for args in (("ingest",), ("ingest", "--full")):
+        run = hippo_process(*args, "--json", cwd=tmp_path)
+        assert run.code == 0, run.err
+        summary = json.loads(run.out)
+        assert summary["problems"] == [], summary["problems"]
+        assert (summary["turns"], summary["corrupt"]) == (2, 1), summary
+        assert indexed_turns() == [(prompts[0], "1"), (prompts[1], "2")]
+    # The agent finishes the line: the next ingest reads it from the last whole line's end.
+    with session.path.open("ab") as handle:
+        handle.write(whole[4][len(cut_short(whole[4])) :] + b"\n")
+    run = hippo_process("ingest", cwd=tmp_path)
+    assert run.out.startswith("ingested 1 of 1 transcript files, 1 new turn,"), run.err
+    assert indexed_turns() == [(prompts[0], "1"), (prompts[1], "2"), (prompts[2], "")]
+
+
+def hippo_process(*args: str, cwd: Path) -> Run:
+    """``hippo ARGS`` in a fresh interpreter, with this test's environment (its homes)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "hippo_core", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def indexed_turns() -> list[tuple[str, str]]:
+    import sqlite3
+
+    with sqlite3.connect(Path(os.environ["HIPPO_HOME"]) / "index.sqlite") as conn:
+        rows = conn.execute("SELECT prompt, answer FROM turns ORDER BY ordinal").fetchall()
+    conn.close()
+    return rows
 
 
 def test_a_lone_surrogate_in_a_transcript_is_indexed_as_a_replacement(claude_home: Path):

@@ -183,7 +183,7 @@ def describe(cycle: list[str], edges: dict[str, dict[str, str]]) -> str:
 FAKE = """
 import os
 import hippo_core.version
-from hippo_core import quickjson, Workspace
+from hippo_core import jsontext, Workspace
 from . import hot
 from .. import errors
 from ..notes.index import NotesIndex
@@ -212,7 +212,7 @@ def test_the_graph_sees_every_import_in_a_file(tmp_path: Path) -> None:
 
     assert [(target, int(where.rpartition(":")[2])) for target, where in found] == [
         ("hippo_core.version", 3),
-        ("hippo_core.quickjson", 4),
+        ("hippo_core.jsontext", 4),
         ("hippo_core", 4),  # Workspace is a name of the package, not a module
         ("hippo_core.cli.hot", 5),
         ("hippo_core.errors", 6),
@@ -226,7 +226,7 @@ def test_the_graph_sees_every_import_in_a_file(tmp_path: Path) -> None:
     assert len(edges) > 100
     # The package imports its children (for type checkers); they do not import it back.
     assert {"hippo_core.version", "hippo_core.dream.model"} <= set(edges["hippo_core"])
-    assert "hippo_core.quickjson" in edges["hippo_core.agent_hooks"]
+    assert "hippo_core.jsontext" in edges["hippo_core.agent_hooks"]
     assert "hippo_core" not in edges["hippo_core.agent_hooks"]
 
 
@@ -423,7 +423,7 @@ def test_a_private_import_is_named_with_its_public_alternative(tmp_path: Path) -
         "from hippo_core.processes import process_alive\n"
         "def later():\n"
         "    from hippo_core.dream import receipts\n"
-        "    import hippo_core.quickjson_nowhere\n"
+        "    import hippo_core.nowhere\n"
         "    from hippo_core import _HOMES\n",
         encoding="utf-8",
     )
@@ -434,8 +434,8 @@ def test_a_private_import_is_named_with_its_public_alternative(tmp_path: Path) -
         "hippo_packs/sleep/_fake_for_test.py:4: receipts from hippo_core.dream: "
         "hippo_core.dream.receipts is private; its public names are new_id, proposal_record, "
         "purge_note_history, receipt_record, record_proposal",
-        "hippo_packs/sleep/_fake_for_test.py:5: import hippo_core.quickjson_nowhere: "
-        "hippo_core.quickjson_nowhere is private and has no public name: ask for one in "
+        "hippo_packs/sleep/_fake_for_test.py:5: import hippo_core.nowhere: "
+        "hippo_core.nowhere is private and has no public name: ask for one in "
         "hippo_core's API (docs/plugins.md) or keep the logic in the pack",
         "hippo_packs/sleep/_fake_for_test.py:6: _HOMES from hippo_core: _HOMES is not in "
         "hippo_core's public API (docs/plugins.md lists it)",

@@ -107,7 +107,7 @@ def ended_since_dream(workspace: Workspace) -> int:
     of them when no dream ran). Only records written since then are read."""
     import os
 
-    from hippo_core import quickjson
+    from hippo_core import jsontext
     from hippo_core.dream import state
 
     last = state.parse_time((state.read_state(workspace).get("last_run") or {}).get("at"))
@@ -122,7 +122,7 @@ def ended_since_dream(workspace: Workspace) -> int:
             continue
         try:
             with open(entry.path, "rb") as handle:
-                record = quickjson.loads(handle.read())
+                record = jsontext.loads(handle.read())
         except (OSError, ValueError):
             continue
         ended = state.parse_time(record.get("ended")) if isinstance(record, dict) else None

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.errors import HippoError
 from hippo_core.home import hippo_home
 from hippo_core.index import db
@@ -228,7 +228,7 @@ class Ingest:
                 head,
                 parsed.committed,
                 parsed.resume.offset,
-                quickjson.dumps(parsed.resume.state, indent=None),
+                jsontext.dumps(parsed.resume.state, indent=None),
                 corrupt,
             ),
         )
@@ -241,7 +241,7 @@ class Ingest:
         length = int(row["head"].split(":", 1)[0])
         if _head(path, length) != row["head"]:
             return Resume()
-        state = quickjson.loads(row["resume_state"])
+        state = jsontext.loads(row["resume_state"])
         return Resume(row["resume_offset"], state, seen=row["committed"])
 
     def _store(self, unit: Unit, resume: Resume, parsed: Parsed) -> None:
@@ -263,8 +263,8 @@ def _well_formed(parsed: Parsed) -> None:
         for name in names:
             value = getattr(item, name)
             if isinstance(value, str | list):
-                setattr(item, name, quickjson.well_formed(value))
-    parsed.resume.state = quickjson.well_formed(parsed.resume.state)
+                setattr(item, name, jsontext.well_formed(value))
+    parsed.resume.state = jsontext.well_formed(parsed.resume.state)
 
 
 def ingest(

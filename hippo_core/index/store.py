@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.transcripts.model import SessionInfo, Turn
 from hippo_core.transcripts.privacy import is_model_call, is_private_session, redact
 
@@ -137,7 +137,7 @@ class IndexWriter:
                     turn.key,
                     prompt.text,
                     answer.text,
-                    quickjson.dumps(turn.tools, indent=None),
+                    jsontext.dumps(turn.tools, indent=None),
                     turn.started,
                     turn.ended,
                     turn.cwd,

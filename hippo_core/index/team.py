@@ -288,7 +288,7 @@ def _handoffs(workspace: Workspace, since: float | None) -> dict[str, str]:
     """The handoffs sessions declared (``hippo session end --handoff``, the MCP tool) in
     records written since ``since`` (all when None), redacted: they live in the session
     records, not in the index, so the index's generation does not see them change."""
-    from hippo_core import quickjson
+    from hippo_core import jsontext
     from hippo_core.transcripts.privacy import redact
 
     found: dict[str, str] = {}
@@ -303,7 +303,7 @@ def _handoffs(workspace: Workspace, since: float | None) -> dict[str, str]:
             if since is not None and entry.stat().st_mtime < since - 1:
                 continue
             with open(entry.path, "rb") as handle:
-                record = quickjson.loads(handle.read())
+                record = jsontext.loads(handle.read())
         except (OSError, ValueError):
             continue
         if not isinstance(record, dict) or record.get("private"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from hippo_core import handover, quickjson
+from hippo_core import handover, jsontext
 from hippo_core.patterns import Lazy
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
 
@@ -94,7 +94,7 @@ class OpenTurn:
 def _snapshot(state: dict[str, Any]) -> dict[str, Any]:
     """A deep copy of JSON-able state (a JSON round trip: several times faster than
     ``copy.deepcopy``, and it proves the state can be stored)."""
-    copied: dict[str, Any] = quickjson.loads(quickjson.dumps(state, indent=None))
+    copied: dict[str, Any] = jsontext.loads(jsontext.dumps(state, indent=None))
     return copied
 
 

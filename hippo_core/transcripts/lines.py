@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.transcripts.model import Resume
 
 TYPE_CHECKING = False
@@ -36,9 +36,9 @@ class Record:
 def loads(line: bytes) -> Any:
     """``json.loads`` that tolerates bytes that are not UTF-8 (replaced, not fatal)."""
     try:
-        return quickjson.loads(line)
+        return jsontext.loads(line)
     except UnicodeDecodeError:
-        return quickjson.loads(line.decode("utf-8", "replace"))
+        return jsontext.loads(line.decode("utf-8", "replace"))
 
 
 #: What reading a record of the wrong shape can raise in a source (a list where a string

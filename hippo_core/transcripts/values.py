@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def json_object(value: Any) -> dict[str, Any]:
     """A JSON object, or a string holding one (tool arguments are often kept as text)."""
     if isinstance(value, str):
         try:
-            value = quickjson.loads(value)
+            value = jsontext.loads(value)
         except ValueError:
             return {}
     return as_dict(value)

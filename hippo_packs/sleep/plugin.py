@@ -158,7 +158,7 @@ def _intents(workspace: Workspace) -> str:
         value = read_json_object(path, ".hippo/sleep/intents.json", kind="open loops")
     except HippoError:
         return ""  # none yet, or damaged: the next write replaces it
-    found = value.get("intents") if isinstance(value, dict) else None
+    found = value.get("intents")
     now = time.time()
     lines = []
     for intent in found if isinstance(found, list) else []:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
@@ -206,7 +206,7 @@ def _project_root(project: Path, header: dict[str, Any]) -> str | None:
         pass
     wanted = {project.name, as_str(header.get("projectHash"))} - {""}
     try:
-        known = quickjson.loads((project.parent.parent / "projects.json").read_bytes())
+        known = jsontext.loads((project.parent.parent / "projects.json").read_bytes())
     except (OSError, ValueError):
         known = {}
     for folder, name in as_dict(as_dict(known).get("projects")).items():

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from hippo_core import quickjson
+from hippo_core import jsontext
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
@@ -157,7 +157,7 @@ def _records(data: Any) -> list[dict[str, Any]]:
     for child in data["children"]:
         raw = as_dict(child).get("record_json")
         try:
-            record = quickjson.loads(raw) if isinstance(raw, str) else None
+            record = jsontext.loads(raw) if isinstance(raw, str) else None
         except ValueError:
             record = None
         if isinstance(record, dict):

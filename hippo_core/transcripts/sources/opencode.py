@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-from hippo_core import handover, quickjson
+from hippo_core import handover, jsontext
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
@@ -88,7 +88,7 @@ class _Reader:
     def data(self, raw: Any) -> dict[str, Any] | None:
         """A row's JSON object, or None (counted corrupt) when it is not one."""
         try:
-            value = quickjson.loads(raw)
+            value = jsontext.loads(raw)
         except (TypeError, ValueError):
             value = None
         if not isinstance(value, dict):
@@ -314,7 +314,7 @@ def _number(value: Any) -> float:
 
 def _object(raw: bytes) -> dict[str, Any] | None:
     try:
-        value = quickjson.loads(raw)
+        value = jsontext.loads(raw)
     except ValueError:
         return None
     return value if isinstance(value, dict) else None
