@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -25,6 +24,8 @@ from hippo_core.plugins import reset_plugins
 from hippo_packs.sleep.plugin import COMMANDS as SLEEP_COMMANDS
 
 from .conftest import HippoRunner, Run, WorkspaceMaker
+from .plugin_site import make_distribution
+from .plugin_site import run_hippo as run_with_plugins
 
 #: hippo's own commands, then the sleep pack's (its plugin comes from an entry point).
 BUILTIN = {name: help_text for name, _, help_text in COMMANDS}
@@ -397,11 +398,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One site folder for every subprocess test: the four plugins, installed."""
     site = tmp_path_factory.mktemp("site")
     for module, (dist, source) in PLUGINS.items():
-        (site / f"{module}.py").write_text(source)
-        info = site / f"{dist.replace('-', '_')}-1.2.0.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.2.0\n")
-        (info / "entry_points.txt").write_text(f"[hippo]\n{module} = {module}\n")
+        make_distribution(site, dist, module, source)
     (site / "hippo_hello_cli.py").write_text(HELLO_CLI)
     (site / "hippo_vanish_cli.py").write_text("raise ImportError('needs the vanishing library')\n")
     return site
@@ -410,18 +407,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def run_hippo(
     args: list[str], cwd: Path, site: Path, marker: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "HIPPO_LOAD_PLUGINS"}
-    env["PYTHONPATH"] = str(site)
-    env["HELLO_MARKER"] = str(marker or cwd / "marker")
-    env["COLUMNS"] = "100"
-    return subprocess.run(
-        [sys.executable, "-m", "hippo_core", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    marked = str(marker or cwd / "marker")
+    return run_with_plugins(args, cwd, site, None, HELLO_MARKER=marked, COLUMNS="100")
 
 
 def test_a_plugin_command_is_listed_without_being_imported(site: Path, tmp_path: Path):

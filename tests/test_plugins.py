@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +20,7 @@ from hippo_core import (
 from hippo_core.plugins import DEFAULT_PLUGINS, load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker
+from .plugin_site import make_distribution, run_hippo
 
 HOOKS = sorted(name for name in vars(hookspecs) if name.startswith("hippo_"))
 
@@ -135,30 +133,6 @@ from hippo_core import hookimpl
 def hippo_contxt_parts(workspace):
     return []
 """
-
-
-def make_distribution(site: Path, dist: str, module: str, source: str) -> None:
-    (site / f"{module}.py").write_text(source)
-    info = site / f"{dist.replace('-', '_')}-1.2.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.2.0\n")
-    (info / "entry_points.txt").write_text(f"[hippo]\n{module} = {module}\n")
-
-
-def run_hippo(
-    args: list[str], cwd: Path, site: Path, load: str | None
-) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "HIPPO_LOAD_PLUGINS"}
-    env["PYTHONPATH"] = str(site)
-    if load is not None:
-        env["HIPPO_LOAD_PLUGINS"] = load
-    return subprocess.run(
-        [sys.executable, "-m", "hippo_core", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ by :mod:`plistlib`, units by ``systemd-analyze verify`` when it is here."""
 
 from __future__ import annotations
 
-import os
 import plistlib
 import shlex
 import shutil
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.plugin_site import make_distribution, run_hippo
 
 CRONTAB = """#!/bin/sh
 # A stand-in for crontab(1): -l prints the table, - replaces it from stdin.
@@ -369,27 +369,14 @@ def _site(tmp_path: Path) -> Path:
     hippo's own."""
     site = tmp_path / "site"
     site.mkdir()
-    for module, source in (("hippo_backup", BACKUP), ("hippo_wrong", WRONG)):
-        (site / f"{module}.py").write_text(source)
-        info = site / f"{module}-1.0.dist-info"
-        info.mkdir()
-        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
-        (info / "entry_points.txt").write_text(f"[hippo]\n{module} = {module}\n")
+    make_distribution(site, "hippo_backup", "hippo_backup", BACKUP)
+    make_distribution(site, "hippo_wrong", "hippo_wrong", WRONG)
     return site
 
 
 def _hippo(site: Path, load: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """The real ``hippo`` in a process of its own, with ``HIPPO_LOAD_PLUGINS=load``."""
-    env = {**os.environ, "PYTHONPATH": str(site), "HIPPO_LOAD_PLUGINS": load, "COLUMNS": "100"}
-    return subprocess.run(
-        [sys.executable, "-m", "hippo_core", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    return run_hippo(list(args), cwd, site, load, COLUMNS="100")
 
 
 def test_jobs_come_from_plugins_and_are_read_back_by_their_words(

@@ -33,6 +33,20 @@ def test_text_not_drawn_from_the_fragments_is_dropped():
     assert kept == [] and dropped == [{"operation": "0", "why": "not in the fragments"}]
 
 
+def test_text_is_drawn_from_the_fragments_when_half_its_words_are_theirs():
+    """Words of four letters or more: two of four from the pile is drawn; one of three is
+    not."""
+    half = [{"kind": "new_core", "content": "Deploys main kubernetes autoscaling"}]
+    assert [op["content"] for op in check_operations(half, PILE, live={}, topic="")[0]] == [
+        "Deploys main kubernetes autoscaling"
+    ]
+    less = [{"kind": "new_core", "content": "Deploys kubernetes autoscaling"}]
+    assert check_operations(less, PILE, live={}, topic="") == (
+        [],
+        [{"operation": "0", "why": "not in the fragments"}],
+    )
+
+
 def test_an_operation_keeps_only_the_fragments_its_text_came_from():
     raw = [{"kind": "new_core", "content": "Deploys run from main", "source_indexes": [1, 2]}]
     assert check_operations(raw, PILE, live={}, topic="")[0][0]["source_short_ids"] == ["f1"]

@@ -204,6 +204,22 @@ def test_a_denied_core_takes_its_attach_with_it(night: Sleepy, chat: ChatServer)
     )
 
 
+def test_a_core_denied_in_the_same_review_takes_its_attach_with_it(night: Sleepy, chat: ChatServer):
+    """Deny a new core and approve the attach to it in one review: refused as a whole, so
+    nothing lands halfway (not the denial either)."""
+    draft = drafted(
+        night,
+        chat,
+        {"kind": "new_core", "content": "Deploys run from main after CI passes"},
+        {"kind": "attach", "target_op": 0, "content": "deploy only when CI is green on main"},
+    )
+    decisions = [{"op": 0, "verdict": "deny", "critique": "no"}, {"op": 1, "verdict": "approve"}]
+    assert refused(night, draft, decisions) == (
+        "operation 1 attaches to operation 0's new core, and operation 0 was denied, so that "
+        "core does not exist; deny operation 1"
+    )
+
+
 def test_a_supersede_lands_two_changes_each_revertible(night: Sleepy, chat: ChatServer):
     draft = drafted(
         night,
@@ -259,6 +275,61 @@ def test_a_landing_killed_midway_is_finished_by_the_next_run(
     assert ": deploy only when CI is green on main" in night.cores()[CORE]
     receipts = sorted(p.name for p in (night.root / ".hippo/receipts").glob(f"{draft}*"))
     assert receipts == [f"{draft}-op0.json", f"{draft}-op1.json", f"{draft}-op2.json"]
+
+
+def test_a_landing_killed_after_its_receipt_is_not_landed_twice(
+    night: Sleepy,
+    chat: ChatServer,
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Killed after the applier wrote the note and its receipt, before the draft said
+    approved: the next run goes by the receipt, and neither lands the core again nor
+    writes over the receipt."""
+    import hippo_packs.sleep.cycle.landing as landing
+
+    class Killed(BaseException):
+        """Stands in for a kill: nothing after it runs, and nobody catches it."""
+
+    draft = drafted(night, chat, THREE[0])
+    real = landing.settle
+
+    def dies_after_settling(*args: Any, **kwargs: Any) -> Any:
+        real(*args, **kwargs)
+        raise Killed
+
+    monkeypatch.setattr(landing, "settle", dies_after_settling)
+    with pytest.raises(Killed):
+        night.run("review", draft, "--approve", "0")
+    monkeypatch.setattr(landing, "settle", real)
+    receipt = night.root / f".hippo/receipts/{draft}-op0.json"
+    written = receipt.read_bytes()
+    assert json.loads(written)["state"] == "applied"
+    assert night.draft()["operations"][0]["status"] == "approving"
+    night.ok("sleep", "tick")
+    assert night.draft()["operations"][0]["status"] == "approved"
+    assert receipt.read_bytes() == written  # the receipt of the landing, as it was
+    assert sorted(night.cores()) == sorted([CORE, night.draft()["operations"][0]["long_term_id"]])
+
+
+def test_forgetting_a_core_takes_its_earlier_words_out_of_the_snapshots(
+    night: Sleepy, chat: ChatServer
+):
+    """An attach snapshots the core's earlier text; a purge leaves no file of hippo's
+    records holding it (the notes index's cache is refreshed apart)."""
+    draft = drafted(night, chat, THREE[1])
+    night.ok("review", draft, "--approve", "0")
+    snapshots = list((night.root / ".hippo/snapshots").rglob("*.md"))
+    earlier = "Deploys run from main and only from main"
+    assert [s.name for s in snapshots] == [f"{CORE}.md"] and earlier in snapshots[0].read_text()
+    night.ok("forget", CORE, "--reason", "wrong", "--now")
+    kept = [
+        path
+        for path in (night.root / ".hippo").rglob("*")
+        if path.is_file()
+        and "cache" not in path.relative_to(night.root).parts
+        and earlier.encode() in path.read_bytes()
+    ]
+    assert kept == [] and not list((night.root / ".hippo/snapshots").rglob("*.md"))
 
 
 def test_proposals_and_drafts_share_one_review_list(night: Sleepy, chat: ChatServer):

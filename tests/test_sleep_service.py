@@ -189,6 +189,16 @@ def test_bad_requests_get_words_and_a_4xx_and_change_nothing(sleepy: Sleepy) -> 
         for token in ("", "wrong"):
             status, said = served.ask("POST", "/sleep", token=token)
             assert status == 401 and "needs its bearer" in said["error"]
+        # Only the bearer itself, in the header: not a suffix of it, not another scheme, and
+        # in the query only on /viewer (a browser's address bar sends no header).
+        for header in ("Bearer xs3cret", "Basic s3cret", "s3cret", "Bearer s3cre"):
+            status, said = served.ask("GET", "/status", token="", headers={"Authorization": header})
+            assert status == 401, header
+        assert served.ask("GET", "/status?token=s3cret", token="")[0] == 401
+        viewer = http.client.HTTPConnection(served.host, served.port, timeout=30)
+        viewer.request("GET", "/viewer?token=s3cret")
+        assert viewer.getresponse().status == 200
+        viewer.close()
         assert (sleepy.root / ".hippo" / "sleep" / "events.jsonl").exists() == before
         assert served.ask("GET", "/health")[0] == 200
         status, said = served.ask("POST", "/nudge", "{not json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -233,6 +234,18 @@ def test_settings_are_clamped_and_a_misplaced_key_is_named(
     status = night.run("sleep", "status")
     assert status.code == 0 and status.err.splitlines()[0] == warnings[0]
     assert any("sleep.bedtime" in line for line in night.ok("doctor").out.splitlines())
+
+
+@pytest.mark.parametrize("cores_dir", ["../escaped", "/tmp/escaped", "cores/../../escaped", ""])
+def test_a_cores_dir_outside_the_notes_is_refused(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, cores_dir: str
+) -> None:
+    night = make_sleepy(make_workspace(), hippo, f"[sleep]\ncores_dir = {cores_dir!r}\n")
+    for command in (("sleep", "status"), ("remember", "deploys run from main")):
+        run = night.run(*command)
+        assert run.code == 1 and run.err.count("\n") == 1, run.err
+        assert "sleep.cores_dir" in run.err and "a relative folder inside notes_dir" in run.err
+    assert not list(night.root.parent.glob("escaped")) and not Path("/tmp/escaped").exists()
 
 
 @pytest.mark.parametrize(
