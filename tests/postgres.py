@@ -3,7 +3,8 @@ a cluster made by ``initdb`` in a temporary folder, run by an unprivileged user 
 refuses root), listening on 127.0.0.1 on a free port, stopped when the tests end.
 
 The binaries are found in ``$HIPPO_TEST_PG_BIN`` (``.ci/postgres.sh`` sets it), else in
-``/usr/lib/postgresql/*/bin``; without them the tests that need a server skip, saying so.
+``/usr/lib/postgresql/*/bin``; without them the tests that need a server skip, saying so
+(under CI they fail: tests/requires.py).
 The cluster asks for a password over TCP (``scram-sha-256``), as a team's server would.
 """
 
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.requires import missing
 
 USER, PASSWORD, DATABASE = "hippo", "s3cret-for-tests", "hippo_team"
 
@@ -129,7 +132,7 @@ def _run_as() -> tuple[list[str], int, int]:
 def running_server() -> Iterator[Postgres]:
     folder = binaries()
     if folder is None:
-        pytest.skip("no PostgreSQL: .ci/postgres.sh installs Debian's and sets HIPPO_TEST_PG_BIN")
+        missing("no PostgreSQL: .ci/postgres.sh installs Debian's and sets HIPPO_TEST_PG_BIN")
     run_as, uid, gid = _run_as()
     top = Path(tempfile.mkdtemp(prefix="hippo-pg-"))
     top.chmod(0o755)

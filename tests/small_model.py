@@ -3,8 +3,8 @@ llama-cpp-python's OpenAI-compatible server, on the CPU.
 
 ``HIPPO_TEST_LLAMA_PYTHON`` names an interpreter that has ``llama_cpp.server`` and
 ``HIPPO_TEST_SMOLLM2`` the model's GGUF file; ``.ci/small-model.sh`` sets both up. Without
-them the tests that need the model are skipped. The model writes poor JSON, which is what
-they are for.
+them the tests that need the model are skipped (under CI they fail: tests/requires.py). The
+model writes poor JSON, which is what they are for.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.local_http import PROXIES
+from tests.requires import missing
 
 NO_PROXY = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
@@ -36,7 +37,7 @@ def small_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The server's base URL (``http://127.0.0.1:<port>/v1``), up until the module ends."""
     python, model = os.environ.get("HIPPO_TEST_LLAMA_PYTHON"), os.environ.get("HIPPO_TEST_SMOLLM2")
     if not python or not model or not Path(model).is_file():
-        pytest.skip(
+        missing(
             "no small model: .ci/small-model.sh sets HIPPO_TEST_LLAMA_PYTHON and HIPPO_TEST_SMOLLM2"
         )
     port = _free_port()

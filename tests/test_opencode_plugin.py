@@ -14,9 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.requires import missing
 
 NODE = shutil.which("node")
 DRIVER = """
@@ -34,10 +33,11 @@ console.log(JSON.stringify(seen));
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="no node on PATH to run the OpenCode plugin")
 def test_the_plugin_hands_the_block_over_once_per_session(
     hippo: HippoRunner, make_workspace: WorkspaceMaker, tmp_path: Path, monkeypatch
 ) -> None:
+    if NODE is None:
+        missing("no node on PATH to run the OpenCode plugin: .ci/agents.sh needs Node.js too")
     ws = make_workspace(
         "",
         {

@@ -4,7 +4,8 @@ Claude Code runs ``claude -p`` and OpenCode ``opencode run`` in a workspace with
 plugin and MCP server installed by hippo's own commands; the scripted servers
 (tests/models/anthropic_server.py, tests/models/chat_server.py) keep every request, so these
 tests read what the model was actually sent. .ci/agents.sh installs the programs and sets
-``HIPPO_TEST_CLAUDE`` and ``HIPPO_TEST_OPENCODE``; without them they skip.
+``HIPPO_TEST_CLAUDE`` and ``HIPPO_TEST_OPENCODE``; without them they skip (under CI they fail:
+tests/requires.py).
 """
 
 from __future__ import annotations
@@ -21,13 +22,19 @@ import pytest
 
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.models.anthropic_server import AnthropicServer
+from tests.requires import missing
 
 pytestmark = pytest.mark.slow
 CLAUDE = os.environ.get("HIPPO_TEST_CLAUDE", "")
-needs_claude = pytest.mark.skipif(
-    not CLAUDE or not Path(CLAUDE).exists(),
-    reason="no Claude Code: .ci/agents.sh installs it with npm and sets HIPPO_TEST_CLAUDE",
-)
+
+
+@pytest.fixture
+def claude_installed() -> None:
+    if not CLAUDE or not Path(CLAUDE).exists():
+        missing("no Claude Code: .ci/agents.sh installs it with npm and sets HIPPO_TEST_CLAUDE")
+
+
+needs_claude = pytest.mark.usefixtures("claude_installed")
 ENTRY = "The ledger team's notes: read [[Refunds]] before touching money."
 NOTES = {
     "Home.md": f"# Home\n\n{ENTRY}\n",
@@ -119,10 +126,15 @@ def test_claude_code_calls_hippos_mcp_search_and_gets_a_result(
 
 
 OPENCODE = os.environ.get("HIPPO_TEST_OPENCODE", "")
-needs_opencode = pytest.mark.skipif(
-    not OPENCODE or not Path(OPENCODE).exists(),
-    reason="no OpenCode: .ci/agents.sh installs it with npm and sets HIPPO_TEST_OPENCODE",
-)
+
+
+@pytest.fixture
+def opencode_installed() -> None:
+    if not OPENCODE or not Path(OPENCODE).exists():
+        missing("no OpenCode: .ci/agents.sh installs it with npm and sets HIPPO_TEST_OPENCODE")
+
+
+needs_opencode = pytest.mark.usefixtures("opencode_installed")
 
 
 @needs_opencode

@@ -17,6 +17,7 @@ import pytest
 
 from hippo_core.processes import process_alive
 from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.requires import missing
 from tests.sleep_scene import Sleepy, make_sleepy
 
 SERVER = Path(__file__).parent / "models" / "model_server.py"
@@ -183,7 +184,7 @@ def test_a_real_llama_cpp_server_is_started_for_a_sleep_and_stopped_after(
     own start line, answered (however poorly), and stopped by the tick that used it."""
     python, model = os.environ.get("HIPPO_TEST_LLAMA_PYTHON"), os.environ.get("HIPPO_TEST_SMOLLM2")
     if not python or not model or not Path(model).is_file():
-        pytest.skip(
+        missing(
             "no small model: .ci/small-model.sh sets HIPPO_TEST_LLAMA_PYTHON and HIPPO_TEST_SMOLLM2"
         )
     port = free_port()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.requires import missing
 from tests.sleep_scene import Sleepy, make_sleepy
 from tests.test_sleep_service import Served, serving, stop
 
@@ -24,9 +25,12 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 @pytest.fixture
 def browser() -> Iterator[Any]:
     if CHROMIUM is None:
-        pytest.skip("no chromium on PATH: .ci/run installs Debian's chromium package")
-    playwright = pytest.importorskip("playwright.sync_api", reason="playwright is in [dev]")
-    with playwright.sync_playwright() as driver:
+        missing("no chromium on PATH: .ci/browser.sh installs Debian's chromium package")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        missing("no Playwright for Python: it is in [dev]")
+    with sync_playwright() as driver:
         launched = driver.chromium.launch(
             executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
         )
