@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         subcommand,
     )
     from hippo_core.context import build_context
+    from hippo_core.deciders import describe_decider
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
     from hippo_core.dream.model import (
@@ -141,6 +142,7 @@ _HOMES = {
         "record_proposal",
     ),
     "hippo_core.review": ("review_items",),
+    "hippo_core.deciders": ("describe_decider",),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
     "hippo_core.dream.packs": ("load_packs",),
@@ -237,6 +239,7 @@ __all__ = [
     "case_folder",
     "command_group",
     "current_workspace",
+    "describe_decider",
     "file_lock",
     "hookimpl",
     "json_objects_in",

@@ -15,6 +15,7 @@ from hippo_core.errors import UsageError
 from hippo_core.review_queues import ReviewQueue, queues
 
 if TYPE_CHECKING:
+    from hippo_core.deciders import Decider
     from hippo_core.plugins import Plugins
     from hippo_core.workspace import Workspace
 
@@ -56,15 +57,21 @@ def show(workspace: Workspace, plugins: Plugins, item: str) -> tuple[str, dict[s
 
 
 def decide_proposal(
-    workspace: Workspace, plugins: Plugins, proposal: str, verdict: str, notes: str
+    workspace: Workspace,
+    plugins: Plugins,
+    proposal: str,
+    verdict: str,
+    notes: str,
+    *,
+    by: Decider,
 ) -> dict[str, Any]:
-    """Confirm or reject a pending proposal: settled as a dream settles it, with a receipt.
-    ``lines`` is what ``hippo review`` prints."""
+    """Confirm or reject a pending proposal: settled as a dream settles it, with a receipt
+    that keeps who decided (``by``). ``lines`` is what ``hippo review`` prints."""
     from hippo_core.dream import queue as proposals
 
     if verdict not in ("confirm", "reject"):
         raise UsageError(f"a proposal is confirmed or rejected, not {verdict!r}")
-    settled = proposals.decide(workspace, plugins, proposal, verdict, notes)
+    settled = proposals.decide(workspace, plugins, proposal, verdict, notes, by=by)
     receipt = workspace.relative(settled.receipt)
     return {
         "ok": True,

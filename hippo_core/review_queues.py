@@ -52,9 +52,13 @@ class ReviewQueue(Protocol):
         item_id: str,
         decisions: list[dict[str, Any]],
         note: str,
+        *,
+        by: dict[str, Any],
     ) -> dict[str, Any]:
         """Check every decision, then land them; returns what happened (``--json``): its
-        ``lines`` are printed, and ``ok`` False makes ``hippo review`` exit 1."""
+        ``lines`` are printed, and ``ok`` False makes ``hippo review`` exit 1. ``by`` is who
+        decides (:mod:`hippo_core.deciders`: ``way``, ``person``, and ``user`` or the MCP
+        ``client``, ``tool`` and ``session``): keep it, and refuse what it may not do."""
         ...
 
 

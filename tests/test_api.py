@@ -70,6 +70,7 @@ PUBLIC = {
     ],
     "applying changes, with receipts and snapshots": [
         "Settled",
+        "describe_decider",
         "new_id",
         "proposal_record",
         "purge_note_history",

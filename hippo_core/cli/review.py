@@ -71,7 +71,9 @@ def review(
             view = queue.show(found, item)
             print_json(view) if as_json else typer.echo(queue.render(view), nl=False)
             return
-        result = queue.decide(found, plugins, item, given, notes)
+        from hippo_core.deciders import at_terminal
+
+        result = queue.decide(found, plugins, item, given, notes, by=at_terminal())
         if as_json:
             print_json(result)
         else:
@@ -168,7 +170,10 @@ def _proposal(
             return
         _show(record)
         return
-    result = decide_proposal(found, plugins, proposal, "confirm" if confirm else "reject", notes)
+    from hippo_core.deciders import at_terminal
+
+    verdict = "confirm" if confirm else "reject"
+    result = decide_proposal(found, plugins, proposal, verdict, notes, by=at_terminal())
     for line in result["lines"]:
         typer.echo(line)
 

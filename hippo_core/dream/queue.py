@@ -16,6 +16,7 @@ from hippo_core.errors import HippoError
 from hippo_core.events import Event
 
 if TYPE_CHECKING:
+    from hippo_core.deciders import Decider
     from hippo_core.plugins import Plugins
     from hippo_core.workspace import Workspace
 
@@ -45,9 +46,15 @@ def load(workspace: Workspace, proposal_id: str) -> dict[str, Any]:
 
 
 def decide(
-    workspace: Workspace, plugins: Plugins, proposal_id: str, verdict: str, notes: str
+    workspace: Workspace,
+    plugins: Plugins,
+    proposal_id: str,
+    verdict: str,
+    notes: str,
+    *,
+    by: Decider,
 ) -> Settled:
-    """Record a person's verdict on a pending proposal and settle it."""
+    """Record a verdict on a pending proposal, and who gave it (``by``), and settle it."""
     record = load(workspace, proposal_id)
     if (receipts.folder(workspace, "receipts") / f"{proposal_id}.json").exists():
         raise HippoError(f"proposal {proposal_id} has a receipt already: it was decided")
@@ -80,6 +87,7 @@ def decide(
         notes=notes,
         problem="",
         call=None,
+        by=by,
         at=receipts.now(),
     )
     receipts.write(review_path, review)
@@ -93,5 +101,5 @@ def decide(
         given,
         prompt_digest=str(prompt.get("note_digest", "")),
         persona=persona,
-        invocation={"command": "hippo review", "proposer": record.get("proposer")},
+        invocation={"command": "hippo review", "proposer": record.get("proposer"), "by": by},
     )

@@ -109,9 +109,10 @@ def mcp_server(tools: Mapping[str, Tool], start: str) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        caller = _caller(ctx)
         async with one_at_a_time:
             outcome = await anyio.to_thread.run_sync(
-                call, tools, params.name, params.arguments, start
+                call, tools, params.name, params.arguments, start, caller
             )
         return types.CallToolResult(
             content=[types.TextContent(text=outcome.text)],
@@ -126,6 +127,17 @@ def mcp_server(tools: Mapping[str, Tool], start: str) -> Server[Any]:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _caller(ctx: ServerRequestContext[Any]) -> dict[str, str]:
+    """Who calls: the client's name and version as its ``initialize`` gave them, and the
+    transport (``http`` at the sleep service's ``/mcp``, ``mcp`` on stdio)."""
+    params = getattr(ctx.session, "client_params", None)
+    info = getattr(params, "client_info", None)
+    client = " ".join(
+        str(part) for part in (getattr(info, "name", ""), getattr(info, "version", "")) if part
+    )
+    return {"client": client, "transport": "http" if ctx.request is not None else "mcp"}
 
 
 async def _serve(tools: Mapping[str, Tool], start: str) -> None:

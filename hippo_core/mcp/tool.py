@@ -9,6 +9,7 @@ or any other exception comes back as an error :class:`Outcome` of one line.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 import sys
@@ -29,6 +30,11 @@ NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 MAX_ARGUMENT_BYTES = 1_000_000
 #: A name or value quoted in an error is cut to this many characters.
 SHOWN = 80
+#: Who makes the call running now: the client as it named itself, and the transport (set
+#: by :func:`call`; :func:`hippo_core.deciders.tool_call` reads it).
+CALLER: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "hippo_mcp_caller", default=None
+)
 
 
 class ToolArguments(BaseModel):
@@ -75,9 +81,25 @@ class Outcome:
     error: bool = False
 
 
-def call(tools: Mapping[str, Tool], name: str, arguments: object, start: str) -> Outcome:
+def call(
+    tools: Mapping[str, Tool],
+    name: str,
+    arguments: object,
+    start: str,
+    caller: dict[str, str] | None = None,
+) -> Outcome:
     """Run tool ``name`` with ``arguments`` in the workspace at or above ``start``, opened
-    for this call alone (notes and settings may have changed since the last one)."""
+    for this call alone (notes and settings may have changed since the last one).
+    ``caller`` (the client and transport) is what a tool that records who acted reads,
+    through :data:`CALLER`."""
+    token = CALLER.set(caller)
+    try:
+        return _call(tools, name, arguments, start)
+    finally:
+        CALLER.reset(token)
+
+
+def _call(tools: Mapping[str, Tool], name: str, arguments: object, start: str) -> Outcome:
     try:
         tool = tools.get(name)
         if tool is None:

@@ -165,10 +165,12 @@ class ReviewDecideArguments(ToolArguments):
 
 
 def review_decide(workspace: Workspace, given: ReviewDecideArguments) -> dict[str, Any]:
+    from hippo_core.deciders import tool_call
     from hippo_core.dream import queue as proposals
     from hippo_core.plugins import load_plugins
     from hippo_core.review import decide_proposal, queue_of
 
+    by = tool_call(workspace, "review_decide")
     if given.verdict is not None and given.decisions is not None:
         raise UsageError("give verdict (for a proposal) or decisions (for a draft), not both")
     plugins = load_plugins()
@@ -180,11 +182,11 @@ def review_decide(workspace: Workspace, given: ReviewDecideArguments) -> dict[st
                 '[{"op": 0, "verdict": "approve"}, {"op": 1, "verdict": "deny", "critique": ...}]'
             )
         decisions = [d.model_dump(exclude_none=True) for d in given.decisions]
-        return queue.decide(workspace, plugins, given.id, decisions, given.notes)
+        return queue.decide(workspace, plugins, given.id, decisions, given.notes, by=by)
     proposals.load(workspace, given.id)  # an id that is neither a draft nor a proposal: one line
     if given.verdict is None:
         raise UsageError(f"{given.id} is a proposal: give verdict confirm or reject")
-    return decide_proposal(workspace, plugins, given.id, given.verdict, given.notes)
+    return decide_proposal(workspace, plugins, given.id, given.verdict, given.notes, by=by)
 
 
 TOOLS = (

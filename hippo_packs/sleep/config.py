@@ -174,6 +174,11 @@ class SleepSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     mode: Literal["thread", "external"] = "thread"
+    review: Literal["model", "person"] = Field(
+        "model",
+        description='Who may approve drafts: "model" (the main model, through its tools, or a '
+        'person), or "person" (only `hippo review` in a terminal).',
+    )
     interval_seconds: float = Field(72000.0, description="Bedtime: this long after a sleep.")
     at: str = Field("", description="Bedtime at a local wall-clock time, HH:MM, instead.")
     warmup_seconds: float = Field(

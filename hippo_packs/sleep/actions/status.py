@@ -137,6 +137,7 @@ def audit(cycle: Cycle, limit: int = 20) -> dict[str, Any]:
                 "outcome": ended,
                 "started_at": attempts[0].get("created_at"),
                 "landed": sum(op.get("status") == "approved" for op in ops),
+                "approved_by": _approvers(ops),
                 "brief": _brief(brief, brief_id),
                 "attempts": [
                     {
@@ -232,6 +233,20 @@ def _count(models: dict[str, dict[str, Any]], attempts: list[dict[str, Any]], en
         row["first_pass_rate"] = _rate(row["first_approved"], row["first_reviewed"])
         row["mean_attempts"] = _rate(row["attempts"], row["chains"])
         row["repeat_rate"] = _rate(row["repeated_denials"], row["redrafts_reviewed"])
+
+
+def _approvers(ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """Who approved what landed: how many by a person at a terminal, how many by an agent
+    (through its tools, or a command with no terminal), and each one in words."""
+    from hippo_core import describe_decider
+
+    landed = [op for op in ops if op.get("status") == "approved"]
+    deciders = [op.get("decided_by") or {} for op in landed]
+    return {
+        "person": sum(bool(by.get("person")) for by in deciders),
+        "agent": sum(not by.get("person") for by in deciders),
+        "who": sorted({describe_decider(by) for by in deciders if by}),
+    }
 
 
 def _rate(part: int, whole: int) -> float | None:

@@ -340,10 +340,14 @@ def audit_command(
         print_json(found)
         return
     for chain in found["chains"]:
+        by = chain["approved_by"]
+        who = f" (by a person {by['person']}, by an agent {by['agent']})" if chain["landed"] else ""
         typer.echo(
-            f"{chain['cluster_id']}  {chain['outcome']}  landed {chain['landed']}, "
+            f"{chain['cluster_id']}  {chain['outcome']}  landed {chain['landed']}{who}, "
             f"{len(chain['attempts'])} attempt(s)"
         )
+        for name in by["who"]:
+            typer.echo(f"  approved by {name}")
     for row in found["models"]:
         typer.echo(
             f"model {row['model']}: first pass {row['first_pass_rate']}, mean attempts "

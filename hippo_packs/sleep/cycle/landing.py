@@ -20,6 +20,7 @@ from hippo_core import (
     HippoError,
     Proposal,
     Verdict,
+    describe_decider,
     note_digest,
     proposal_record,
     receipt_record,
@@ -27,7 +28,7 @@ from hippo_core import (
     record_proposal,
     settle,
 )
-from hippo_packs.sleep.cycle.review import Decision, check
+from hippo_packs.sleep.cycle.review import Decision, ReviewError, check
 from hippo_packs.sleep.records import cores as core_notes
 from hippo_packs.sleep.records import store
 
@@ -62,12 +63,23 @@ class Step:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def decide(cycle: Cycle, draft_id: str, given: Any, note: str) -> dict[str, Any]:
+def decide(
+    cycle: Cycle, draft_id: str, given: Any, note: str, *, by: dict[str, Any]
+) -> dict[str, Any]:
     """Check every decision, write down the plan, land the approved operations (new cores
     first), record the denied ones; what happened to each. ``ok`` is False when a change
-    could not be written (the note changed meanwhile): that operation is pending again."""
+    could not be written (the note changed meanwhile): that operation is pending again.
+    ``by`` is who decided: kept on each operation and in each receipt; with ``[sleep]
+    review = "person"`` only a person at a terminal may approve."""
     draft = store.load_draft(cycle.workspace, draft_id)
     decisions = check(cycle, draft, given)
+    approving = any(d.verdict == "approve" for d in decisions)
+    if approving and cycle.settings.review == "person" and not by.get("person"):
+        raise ReviewError(
+            f'a person must approve drafts in this workspace ([sleep] review = "person"), '
+            f"and this is {describe_decider(by)}: run `hippo review {draft_id}` in a terminal "
+            "(denials may come from anyone)"
+        )
     operations = draft["operations"]
     now = store.now()
     taken: set[str] = set()
@@ -75,6 +87,7 @@ def decide(cycle: Cycle, draft_id: str, given: Any, note: str) -> dict[str, Any]
     for decision in order:
         op = operations[decision.op]
         op["reviewed_at"] = now
+        op["decided_by"] = by
         if decision.verdict == "deny":
             op.update(status="denied", critique=decision.critique)
             continue
@@ -161,6 +174,8 @@ def _land(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any]) -> dict[str, 
             meta["supersedes"] = target
         if op.get("edited_content"):
             meta["edited_on_review"] = True
+        # Who let it in, on the core itself: a person reading the notes sees it.
+        meta["approved_by"] = "person" if (op.get("decided_by") or {}).get("person") else "agent"
         text = core_notes.render_core(
             plan["content"], topic=str(op.get("topic") or ""), date=day, meta=meta
         )
@@ -247,7 +262,8 @@ def _step(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any], step: Step) -
         record_proposal(
             workspace, proposal, prompt_digest=step.digest, review="queue", persona=PERSONA
         )
-    verdict = Verdict("hippo review", "confirm", str(op.get("note") or ""))
+    by = op.get("decided_by") or {}
+    verdict = Verdict(describe_decider(by), "confirm", str(op.get("note") or ""))
     done = settle(
         workspace,
         cycle.plugins,
@@ -255,7 +271,12 @@ def _step(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any], step: Step) -
         verdict,
         prompt_digest=step.digest,
         persona=PERSONA,
-        invocation={"command": "hippo review", "draft": draft["id"], "op": op["index"]},
+        invocation={
+            "command": "hippo review" if by.get("way") in ("terminal", "command") else "mcp",
+            "draft": draft["id"],
+            "op": op["index"],
+            "by": by,
+        },
     )
     return done.applied, done.detail or done.state
 

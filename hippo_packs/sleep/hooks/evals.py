@@ -206,7 +206,10 @@ def _run(
             {"op": op["index"], "verdict": "approve", "restate": True} for op in draft["operations"]
         ]
         with locked(cycle, what="the eval"):
-            landing.decide(cycle, draft["id"], decisions, "eval: every operation approved")
+            eval_run = {"way": "eval", "person": False, "tool": "hippo eval pack sleep"}
+            landing.decide(
+                cycle, draft["id"], decisions, "eval: every operation approved", by=eval_run
+            )
         landed = [
             op
             for op in store.load_draft(here, draft["id"])["operations"]

@@ -57,13 +57,15 @@ class DraftQueue:
         item_id: str,
         decisions: list[dict[str, Any]],
         note: str,
+        *,
+        by: dict[str, Any],
     ) -> dict[str, Any]:
         from hippo_packs.sleep.cycle import Cycle
         from hippo_packs.sleep.cycle.landing import decide, locked
 
         cycle = Cycle.open(workspace, plugins)
         with locked(cycle, what="the review"):
-            return decide(cycle, item_id, decisions, note)
+            return decide(cycle, item_id, decisions, note, by=by)
 
 
 def _cycle(workspace: Workspace) -> Cycle:
