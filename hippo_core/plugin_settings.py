@@ -42,11 +42,28 @@ def settings_table(workspace: Workspace, plugins: Plugins, name: str) -> tuple[A
     ]
     cleaned = _known_only(model, values)
     try:
-        return model.model_validate(cleaned), warnings
+        validated = model.model_validate(cleaned)
     except ValidationError as exc:
         from hippo_core.settings_schema import error_line
 
         raise HippoError(error_line(exc, cleaned, SHOWN_AS, (name,))) from None
+    for dotted, given, read in moved(validated, cleaned, name):
+        warnings.append(f"'{dotted}' = {given!r} is out of its range and is read as {read!r}")
+    return validated, warnings
+
+
+def moved(validated: BaseModel, given: dict[str, Any], prefix: str) -> list[tuple[str, Any, Any]]:
+    """The values a table's model changed as it read them (a floor or a clamp: ``tick_seconds
+    = 1`` read as 30): each as ``(dotted key, given, read)``."""
+    found = []
+    for key, value in given.items():
+        read = getattr(validated, key, None)
+        dotted = f"{prefix}.{key}"
+        if isinstance(read, BaseModel) and isinstance(value, dict):
+            found += moved(read, value, dotted)
+        elif isinstance(value, int | float) and not isinstance(value, bool) and read != value:
+            found.append((dotted, value, read))
+    return found
 
 
 def unknown_tables(workspace: Workspace, plugins: Plugins) -> list[str]:
@@ -155,7 +172,11 @@ def _owned_key(
 
 
 def get_plugin_setting(workspace: Workspace, plugins: Plugins, key: str) -> Any:
-    """The effective value of a plugin table's dotted ``key`` (its default when unset)."""
+    """The effective value of a plugin table's dotted ``key`` (its default when unset), or
+    of a whole table (``sleep``)."""
+    if key in plugins.settings_tables():
+        whole: BaseModel = settings_table(workspace, plugins, key)[0]
+        return whole.model_dump()
     name, _model, path = _owned_key(plugins, key, tables=True)
     value: Any = settings_table(workspace, plugins, name)[0]
     for part in path:
@@ -202,8 +223,27 @@ def update_settings(
         where[path[-1]] = value
     for name, model in touched.items():
         table = document.unwrap().get(name, {})
+        cleaned = _known_only(model, table)
         try:
-            model.model_validate(_known_only(model, table))
+            validated = model.model_validate(cleaned)
         except ValidationError as exc:
             raise HippoError(error_line(exc, table, shown_as, (name,))) from None
+        for dotted, given, read in moved(validated, cleaned, name):
+            if dotted in values:
+                raise HippoError(
+                    f"{shown_as}: '{dotted}' = {given!r} is out of its range: it would be read "
+                    f"as {read!r}. {_range_of(model, dotted.split('.')[1:])}"
+                )
     atomic_write(settings_path, dumped(document, raw))
+
+
+def _range_of(model: type[BaseModel], path: list[str]) -> str:
+    """What the key's field says of its range (its description), or how to find out."""
+    for part in path[:-1]:
+        inner = model.model_fields[part].annotation
+        if not (isinstance(inner, type) and issubclass(inner, BaseModel)):
+            return ""
+        model = inner
+    field = model.model_fields.get(path[-1])
+    description = (field.description or "").strip() if field is not None else ""
+    return description or "Give a value inside its range (the plugin's chapter lists it)."

@@ -26,6 +26,14 @@ class Sleepy:
     def json(self, *args: str) -> Any:
         return json.loads(self.ok(*args, "--json").out)
 
+    def failed(self, *args: str) -> Any:
+        """A command whose sleep or tend failed: exit 1, the reason on stderr as one
+        ``error:`` line, and the record still printed with ``--json``."""
+        run = self.run(*args, "--json")
+        assert run.code == 1, (args, run.out, run.err)
+        assert run.err.startswith("error: the ") and "Traceback" not in run.err, run.err
+        return json.loads(run.out)
+
     def remember(self, text: str, topic: str = "", *flags: str) -> str:
         args = ["remember", text, *(["--topic", topic] if topic else []), *flags]
         return str(self.json(*args)["id"])

@@ -18,6 +18,12 @@ def night(make_workspace: WorkspaceMaker, hippo: HippoRunner, chat: ChatServer) 
     return make_sleepy(make_workspace(), hippo, model_settings(chat.url))
 
 
+def spent(night: Sleepy, brief: str) -> str:
+    """Why the brief ``brief`` was spent by a sleep that failed ("" when it was not)."""
+    record = json.loads((night.root / f".hippo/sleep/briefs/{brief}.json").read_text())
+    return str(record.get("failure") or "") if record.get("failed_at") else ""
+
+
 def deploy_fragments(night: Sleepy) -> list[str]:
     return [
         night.remember("Deploys run from main after CI passes", "deploy"),
@@ -214,12 +220,13 @@ def test_an_answer_cut_off_before_one_operation_fails_the_sleep_naming_the_cap(
     deploy_fragments(night)
     chat.operations({"kind": "new_core", "content": "Deploys run from main", "source_indexes": [1]})
     brief = night.json("brief", "--summary", "deploys")
-    slept = night.json("nudge")["check"]["slept"]
+    slept = night.failed("nudge")["check"]["slept"]
     assert slept["outcome"] == "failed"
     assert "model.max_tokens (5)" in slept["error"] and "cut off" in slept["error"]
     assert "not the JSON" not in slept["error"]
     assert night.drafts() == []
-    assert night.json("sleep", "status")["brief"]["id"] == brief["id"]  # kept
+    assert spent(night, brief["id"]) == slept["error"]  # never slept on again
+    assert night.json("sleep", "status")["brief"] is None
     assert "sleep_failed" in night.events()
 
 
@@ -230,9 +237,10 @@ def test_a_reply_that_is_not_the_json_asked_for_is_a_failed_sleep(
     deploy_fragments(night)
     chat.add("Sure! Here are some memories: deploys, CI.")
     night.ok("brief", "--summary", "deploys")
-    slept = night.json("nudge")["check"]["slept"]
+    slept = night.failed("nudge")["check"]["slept"]
     assert slept["outcome"] == "failed" and "not the JSON asked for" in slept["error"]
-    # the next check waits retry_after_seconds before calling the model again
+    # a fresh brief: the next check waits retry_after_seconds before calling the model again
+    night.ok("brief", "--summary", "deploys, again")
     again = night.json("sleep", "tick")
     assert "retry_after_seconds" in again["check"]["waiting"] and len(chat.requests) == 1
 
@@ -245,18 +253,19 @@ def test_a_fenced_answer_is_read(night: Sleepy, chat: ChatServer):
     assert night.json("nudge")["check"]["slept"]["outcome"] == "drafted"
 
 
-def test_an_unreachable_model_fails_the_sleep_and_keeps_its_brief(
+def test_an_unreachable_model_fails_the_sleep_and_spends_its_brief(
     make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path
 ):
     night = make_sleepy(make_workspace(), hippo, model_settings("http://127.0.0.1:9/v1"))
     deploy_fragments(night)
     brief = night.json("brief", "--summary", "deploys")
-    slept = night.json("nudge")["check"]["slept"]
+    slept = night.failed("nudge")["check"]["slept"]
     assert slept["outcome"] == "failed" and "connection refused" in slept["error"]
     assert night.drafts() == [] and night.cores() == {}  # never a mechanical copy
+    assert "connection refused" in spent(night, brief["id"])
     status = night.json("sleep", "status")
-    assert status["brief"]["id"] == brief["id"]
-    assert "The last sleep failed" in status["say"]
+    assert status["brief"] is None and "The last sleep failed" in status["say"]
+    assert len(night.json("remember", "list")) == 3  # nothing lost: the fragments wait
 
 
 def test_the_checks_drop_what_is_not_drawn_from_the_fragments(

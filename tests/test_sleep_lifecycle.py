@@ -61,7 +61,13 @@ def sleep_on_three(night: Sleepy) -> dict[str, Any]:
     for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
         night.remember(text, "deploy")
     night.ok("brief", "--summary", "deploys")
-    return night.json("sleep", "tick")
+    run = night.run("sleep", "tick", "--json")
+    ticked: dict[str, Any] = json.loads(run.out)
+    failed = (ticked["check"].get("slept") or {}).get("outcome") == "failed"
+    # A tick whose sleep failed says so and exits 1; any other exits 0.
+    assert run.code == (1 if failed else 0), run.err
+    assert run.err.startswith("error: the sleep failed: ") if failed else "error" not in run.err
+    return ticked
 
 
 def model_state(night: Sleepy) -> dict[str, Any]:
@@ -83,6 +89,25 @@ def test_started_for_a_sleep_kept_while_the_chain_is_open_stopped_when_it_ends(
     night.ok("review", draft["id"], "--approve", "0")
     ticked = night.json("sleep", "tick")  # the chain landed: the cycle is over
     assert ticked["model_stopped"] == "the cycle is over"
+    assert not process_alive(pid) and "model_stopped" in night.events()
+
+
+def test_in_external_mode_the_halves_of_a_tick_stop_what_hippo_started(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    """Something else calls tend and check (``POST /tend``, ``/check``, their CLI and MCP
+    twins), never a whole tick: each ends with the lifecycle's step all the same."""
+    managed(night, tmp_path, free_port())
+    for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
+        night.remember(text, "deploy")
+    night.ok("brief", "--summary", "deploys")
+    checked = night.json("sleep", "check")
+    assert checked["slept"]["outcome"] == "drafted" and "model_stopped" not in checked
+    pid = model_state(night)["pid"]
+    assert process_alive(pid)  # the chain is open: kept warm
+    night.ok("review", night.draft()["id"], "--approve", "0")
+    tended = night.json("sleep", "tend")  # closes the chain, and so ends the cycle
+    assert tended["closed"] and tended["model_stopped"] == "the cycle is over"
     assert not process_alive(pid) and "model_stopped" in night.events()
 
 
@@ -140,8 +165,9 @@ def test_a_missing_model_file_fails_the_sleep_naming_it_and_the_retry_waits(
     slept = ticked["check"]["slept"]
     assert slept["outcome"] == "failed" and str(tmp_path / "tiny.gguf") in slept["error"]
     assert "does not exist" in slept["error"] and "model_start_failed" in night.events()
-    assert night.json("sleep", "status")["brief"] is not None  # the brief is kept
-    again = night.json("sleep", "now")["sleep"]
+    assert night.json("sleep", "status")["brief"] is None  # spent: it is never slept on again
+    night.ok("brief", "--summary", "deploys, again")
+    again = night.failed("sleep", "now")["sleep"]
     assert again["outcome"] == "failed" and "retry_after_seconds" in again["error"]
 
 
@@ -217,7 +243,7 @@ def test_a_real_llama_cpp_server_is_started_for_a_sleep_and_stopped_after(
     assert ticked.get("model_stopped") and not process_alive(started["pid"])
 
 
-def test_a_server_that_dies_mid_answer_fails_the_sleep_and_keeps_the_brief(
+def test_a_server_that_dies_mid_answer_fails_the_sleep_and_spends_the_brief(
     night: Sleepy, tmp_path: Path
 ) -> None:
     managed(night, tmp_path, free_port())
@@ -229,9 +255,8 @@ def test_a_server_that_dies_mid_answer_fails_the_sleep_and_keeps_the_brief(
     for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
         night.remember(text, "deploy")
     night.ok("brief", "--summary", "deploys")
-    run = night.run("sleep", "tick", "--json")
-    assert run.code == 0 and "Traceback" not in run.err
-    slept = json.loads(run.out)["check"]["slept"]
+    slept = night.failed("sleep", "tick")["check"]["slept"]
     assert slept["outcome"] == "failed" and slept["error"]
-    assert night.json("sleep", "status")["brief"] is not None  # kept for the next try
+    status = night.json("sleep", "status")
+    assert status["brief"] is None and "The last sleep failed" in status["say"]
     assert night.drafts() == [] and "sleep_failed" in night.events()

@@ -133,13 +133,13 @@ def test_the_routes_answer_what_the_cycle_says(service: Served, sleepy: Sleepy) 
 def test_a_service_started_past_bedtime_ticks_after_the_warmup_not_a_heartbeat(
     tmp_path: Path, hippo: HippoRunner
 ) -> None:
-    """An hour's heartbeat, a sleep overdue (a workspace that never slept): the first tick
-    comes after ``warmup_seconds``, and the next one a heartbeat after that."""
+    """An hour's heartbeat and a sleep overdue (the clock two days after the pack was
+    added): the first tick comes after ``warmup_seconds``, not a heartbeat later."""
     root = tmp_path / "ws"
     root.mkdir()
     settings = "[sleep]\ntick_seconds = 3600\ntend_cycle = false\nwarmup_seconds = 1\n"
     make_sleepy(root, hippo, settings)
-    served = serving(root)
+    served = serving(root, env={"HIPPO_NOW": str(time.time() + 2 * 86400)})  # two days on
     try:
         ticked = wait_for(lambda: served.ask("GET", "/status")[1]["service"]["last_tick_at"])
         status = served.ask("GET", "/status")[1]

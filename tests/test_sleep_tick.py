@@ -230,6 +230,11 @@ def test_settings_are_clamped_and_a_misplaced_key_is_named(
         "'sleep.bedtime' is not a setting and was ignored",
         "'sleep.model.max_token' is not a setting and was ignored - did you mean "
         "sleep.model.max_tokens?",
+        # clamped as the cycle does (the spec's floors), never in silence
+        "'sleep.max_attempts' = 999 is out of its range and is read as 10",
+        "'sleep.tick_seconds' = 1 is out of its range and is read as 30",
+        "'sleep.tend_interval_seconds' = 5 is out of its range and is read as 60",
+        "'sleep.interval_seconds' = 10 is out of its range and is read as 600",
     ]
     status = night.run("sleep", "status")
     assert status.code == 0 and status.err.splitlines()[0] == warnings[0]
@@ -321,7 +326,7 @@ def test_a_model_slower_than_its_timeout_fails_the_sleep(
         night.remember(text, "deploy")
     chat.operations({"kind": "new_core", "content": "Deploys run from main"}, delay=2.0)
     night.ok("brief", "--summary", "deploys")
-    slept = night.json("nudge")["check"]["slept"]
+    slept = night.failed("nudge")["check"]["slept"]
     assert slept["outcome"] == "failed" and "no answer within 0.5 s" in slept["error"]
 
 
@@ -437,3 +442,97 @@ def test_a_revert_of_a_landed_core_is_the_cycles_restored_event(
     night.ok("revert", landed[0].stem)
     [restored] = [e for e in night.json("sleep", "events") if e["event"] == "restored"]
     assert restored["ids"] == [core] and restored["receipt"].endswith(".json")
+
+
+def test_the_first_bedtime_is_an_interval_after_the_pack_was_added(
+    night: Sleepy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The clock moved with ``HIPPO_NOW``: before bedtime nothing is asked; past it, every
+    ``brief_check_misses`` ticks ask for a brief, and the request makes a brief wanted."""
+    added = (night.root / ".hippo/packs/sleep/pack.toml").stat().st_mtime
+    status = night.json("sleep", "status")
+    assert (status["past_bedtime"], status["brief_wanted"]) == (False, False)
+    assert status["bedtime_at"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(added + 72000))
+    monkeypatch.setenv("HIPPO_NOW", str(added + 71000))  # an hour to go
+    assert night.json("sleep", "tick")["check"].get("misses") is None
+    monkeypatch.setenv("HIPPO_NOW", str(added + 72060))
+    misses = [night.json("sleep", "tick")["check"].get("misses") for _ in range(3)]
+    assert misses == [1, 2, 3] and "brief_requested" in night.events()
+    status = night.json("sleep", "status")
+    assert status["past_bedtime"] and status["brief_wanted"]
+    [intent] = json.loads((night.root / ".hippo/sleep/intents.json").read_text())["intents"]
+    assert intent["intent"].startswith("I see you're looking tired")
+
+
+def test_a_brief_asked_for_before_bedtime_is_wanted(night: Sleepy) -> None:
+    assert night.json("sleep", "now") == {"ok": True, "asked_for_brief": True}
+    status = night.json("sleep", "status")
+    assert status["past_bedtime"] is False and status["brief_wanted"] is True
+    night.ok("brief", "--summary", "deploys")
+    assert night.json("sleep", "status")["brief_wanted"] is False
+
+
+def test_a_failed_sleep_is_heard_and_the_next_bedtime_asks_for_a_fresh_brief(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    chat: ChatServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hippo_packs.sleep.config import SleepRipple
+    from hippo_packs.sleep.wake.ripple import message
+
+    settings = model_settings("http://127.0.0.1:9/v1") + "retry_after_seconds = 0\n"
+    night = make_sleepy(make_workspace(), hippo, settings)
+    for text in ("Deploys run from main", "deploy from main", "main is where deploys run"):
+        night.remember(text, "deploy")
+    night.ok("brief", "--summary", "deploys")
+    failed = night.failed("sleep", "now")["sleep"]
+    assert failed["outcome"] == "failed" and "connection refused" in failed["error"]
+    [heard] = [e for e in night.json("sleep", "events") if e["event"] == "sleep_failed"]
+    assert "connection refused" in heard["error"] and heard["brief"] == failed["brief"]
+    # The next bedtime: no brief is open (the failed one is spent), so the tick asks for a
+    # fresh one, saying why.
+    added = (night.root / ".hippo/packs/sleep/pack.toml").stat().st_mtime
+    monkeypatch.setenv("HIPPO_NOW", str(added + 72060))
+    for _ in range(3):
+        assert night.json("sleep", "tick")["check"]["slept"] is None  # never on the spent brief
+    [asked] = [e for e in night.json("sleep", "events") if e["event"] == "brief_requested"]
+    assert "connection refused" in asked["failed"]
+    [intent] = json.loads((night.root / ".hippo/sleep/intents.json").read_text())["intents"]
+    assert intent["intent"].startswith("The last sleep failed (openai backend at ")
+    woken = message(SleepRipple(type="script"), "brief_requested", asked)
+    assert "The last sleep failed (openai backend at " in woken and "submit a fresh" in woken
+    # The model is back: the fresh brief sleeps, and the fragments were all still there.
+    settings_file = night.root / ".hippo/settings.toml"
+    settings_file.write_text(settings_file.read_text().replace("http://127.0.0.1:9/v1", chat.url))
+    chat.operations({"kind": "new_core", "content": "Deploys run from main"})
+    night.ok("brief", "--summary", "deploys, again")
+    slept = night.json("nudge")["check"]["slept"]
+    assert slept["outcome"] == "drafted" and slept["brief"] != failed["brief"]
+
+
+def test_config_set_refuses_a_value_out_of_its_range_and_names_the_table_of_a_key(
+    night: Sleepy,
+) -> None:
+    settings = night.root / ".hippo/settings.toml"
+    before = settings.read_bytes()
+    for key, value, read, said in (
+        ("sleep.interval_seconds", "100", "600", "600 or more"),
+        ("sleep.max_attempts", "50", "10", "1 to 10"),
+        ("sleep.max_attempts", "0", "1", "1 to 10"),
+    ):
+        run = night.run("config", "set", key, value)
+        assert run.code == 1 and run.err.count("\n") == 1, run.err
+        assert f"'{key}' = {value} is out of its range: it would be read as {read}" in run.err
+        assert said in run.err
+    assert settings.read_bytes() == before
+    night.ok("config", "set", "sleep.max_attempts", "5")
+    assert night.ok("config", "get", "sleep.max_attempts").out == "5\n"
+    misplaced = night.run("config", "set", "max_attempts", "5")
+    assert (misplaced.code, misplaced.err) == (
+        2,
+        "error: 'max_attempts' is a key of [sleep]: hippo config set sleep.max_attempts 5\n",
+    )
+    whole = night.ok("config", "get", "sleep").out
+    assert whole.startswith('mode = "thread"\n') and "max_attempts = 5\n" in whole
+    assert '\n[sleep.model]\nurl = ""\n' in whole and "[sleep.model.lifecycle]" in whole

@@ -18,13 +18,20 @@ def get(key: str = typer.Argument(..., metavar="KEY", help="The setting's name."
 
     here = current_workspace()
     _whole(key)
-    if "." in key:  # a key of a plugin's table: triggers.on_compact, sleep.model.url
+    if "." in key or _plugin_table(key):  # triggers.on_compact, sleep.model.url, sleep
         from hippo_core.plugin_settings import get_plugin_setting
         from hippo_core.plugins import load_plugins
 
         value = get_plugin_setting(here, load_plugins(), key)
     else:
+        _misplaced(key, "get")
         value = get_setting(here.settings, key)
+    if isinstance(value, dict) and "." not in key and _plugin_table(key):
+        # A whole table: its keys, then its tables by their full names ([sleep.model]), as
+        # they are written in .hippo/settings.toml.
+        shown = tomlkit.dumps({key: value}).removeprefix(f"[{key}]\n")
+        typer.echo(shown.rstrip("\n"))
+        return
     typer.echo(value if isinstance(value, str) else tomlkit.item(value).as_string())
 
 
@@ -50,7 +57,34 @@ def set_(
 
         set_plugin_setting(found, load_plugins(), key, value, shown_as=shown)
         return
+    _misplaced(key, f"set {{key}} {value}")
     set_setting(found.settings_path, key, value, shown_as=shown)
+
+
+def _plugin_table(key: str) -> bool:
+    """Whether ``key`` is a whole table a plugin owns (``sleep``)."""
+    from hippo_core.plugins import load_plugins
+    from hippo_core.settings_schema import KNOWN_KEYS
+
+    return key not in KNOWN_KEYS and key in load_plugins().settings_tables()
+
+
+def _misplaced(key: str, how: str) -> None:
+    """A key of a plugin's table given at the top level (``max_attempts``): one line naming
+    the table it belongs to, and the command with its dotted name."""
+    from hippo_core.errors import UsageError
+    from hippo_core.plugin_settings import every_key
+    from hippo_core.plugins import load_plugins
+    from hippo_core.settings_schema import KNOWN_KEYS
+
+    if key in KNOWN_KEYS:
+        return
+    owners = [k for k in every_key(load_plugins().settings_tables()) if k.rsplit(".", 1)[-1] == key]
+    if owners:
+        dotted = owners[0]
+        table = dotted.rsplit(".", 1)[0]
+        command = how.replace("{key}", dotted) if "{key}" in how else f"{how} {dotted}"
+        raise UsageError(f"'{key}' is a key of [{table}]: hippo config {command}")
 
 
 def _whole(key: str) -> None:

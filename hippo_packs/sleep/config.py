@@ -101,7 +101,13 @@ class SleepNotify(BaseModel):
 
 
 #: The events that wake the main model unless ``[sleep.ripple] events`` says otherwise.
-RIPPLE_EVENTS = ["brief_requested", "draft_submitted", "tend_resubmitted", "brief_unmatched"]
+RIPPLE_EVENTS = [
+    "brief_requested",
+    "draft_submitted",
+    "tend_resubmitted",
+    "brief_unmatched",
+    "sleep_failed",
+]
 
 
 class SleepRipple(BaseModel):
@@ -179,7 +185,9 @@ class SleepSettings(BaseModel):
         description='Who may approve drafts: "model" (the main model, through its tools, or a '
         'person), or "person" (only `hippo review` in a terminal).',
     )
-    interval_seconds: float = Field(72000.0, description="Bedtime: this long after a sleep.")
+    interval_seconds: float = Field(
+        72000.0, description="Bedtime: this long after a sleep; 600 or more."
+    )
     at: str = Field("", description="Bedtime at a local wall-clock time, HH:MM, instead.")
     warmup_seconds: float = Field(
         300.0, ge=0, description="A service started past bedtime ticks this soon, not later."
@@ -188,13 +196,15 @@ class SleepSettings(BaseModel):
     brief_request: bool = True
     brief_check_misses: int = Field(3, ge=1)
     brief_pull: bool = False
-    tick_seconds: float = 300.0
+    tick_seconds: float = Field(300.0, description="How often a tick runs; 30 or more.")
     tend_cycle: bool = True
-    tend_interval_seconds: float = 600.0
+    tend_interval_seconds: float = Field(
+        600.0, description="How often the tend cycle redrafts; 60 or more."
+    )
     nudge_wait_seconds: float = 180.0
     max_entries_per_run: int = Field(500, ge=1)
     promote_min_evidence: int = Field(3, ge=1)
-    max_attempts: int = 3
+    max_attempts: int = Field(3, description="Attempts of a chain, the last terminal; 1 to 10.")
     candidate_cores: int = Field(5, ge=0)
     cores_dir: str = Field("cores", description="Folder of the cores, inside notes_dir.")
     short_term_seconds: float = Field(691200.0, gt=0, description="Fragments age out after.")

@@ -149,9 +149,8 @@ def hippo_context_parts(
 def _intents(workspace: Workspace) -> str:
     """The near-term intents (the brief request, the draft waiting for review), a line
     each, at most five, each at most 300 characters: what the main model sees first."""
-    import time
-
     from hippo_core import HippoError, read_json_object
+    from hippo_packs.sleep.records.clock import now as clock_now
 
     path = workspace.inside(".hippo", "sleep", "intents.json")
     try:
@@ -159,7 +158,7 @@ def _intents(workspace: Workspace) -> str:
     except HippoError:
         return ""  # none yet, or damaged: the next write replaces it
     found = value.get("intents")
-    now = time.time()
+    now = clock_now()
     lines = []
     for intent in found if isinstance(found, list) else []:
         if not isinstance(intent, dict) or not isinstance(intent.get("intent"), str):

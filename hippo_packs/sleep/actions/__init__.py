@@ -24,7 +24,6 @@ def tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
     ``keep_warm_seconds``; what it did (``tend``, ``check``, ``model_stopped``)."""
     from hippo_packs.sleep.cycle import tick as steps
     from hippo_packs.sleep.cycle.tend import tend
-    from hippo_packs.sleep.model import lifecycle
     from hippo_packs.sleep.records import store
     from hippo_packs.sleep.wake import ripple
 
@@ -35,11 +34,21 @@ def tick(cycle: Cycle, *, force_tend: bool = False) -> dict[str, Any]:
         tended = tend(cycle, state, bedtime_at=steps.bedtime(cycle, state), force=force_tend)
         checked = steps.check(cycle, state)
         store.save_state(cycle.workspace, state)
-        stopped = lifecycle.after_tick(cycle, steps.open_chain(cycle) is not None)
-    done: dict[str, Any] = {"tend": tended, "check": checked}
-    if stopped:
-        done["model_stopped"] = stopped
-    return done
+        after = _after(cycle, {"tend": tended, "check": checked})
+    return after
+
+
+def failures(done: dict[str, Any]) -> list[str]:
+    """What failed in a tick's record (``tend``, ``check``), in words: the sleep that
+    failed, a redraft that failed. Empty when all it ran went through."""
+    found = []
+    slept = (done.get("check") or {}).get("slept") or {}
+    if slept.get("outcome") == "failed":
+        found.append(f"the sleep failed: {slept.get('error')}")
+    tended = done.get("tend") or {}
+    if tended.get("error"):
+        found.append(f"the tend failed: {tended['error']}")
+    return found
 
 
 def remember(cycle: Cycle, text: str, *, topic: str, verbatim: bool) -> dict[str, Any]:
@@ -136,7 +145,8 @@ def sleep_now(cycle: Cycle, *, without_brief: bool) -> dict[str, Any]:
 
 
 def tend_now(cycle: Cycle) -> dict[str, Any]:
-    """Redraft what was denied now, whatever the clock says, and close what landed."""
+    """Redraft what was denied now, whatever the clock says, and close what landed; then,
+    as a whole tick does, stop the drafting model's server if it is no longer needed."""
     from hippo_packs.sleep.cycle import tick as steps
     from hippo_packs.sleep.cycle.tend import tend
     from hippo_packs.sleep.records import store
@@ -145,12 +155,13 @@ def tend_now(cycle: Cycle) -> dict[str, Any]:
         state = store.state(cycle.workspace)
         done = tend(cycle, state, bedtime_at=steps.bedtime(cycle, state), force=True)
         store.save_state(cycle.workspace, state)
-    return done
+        return _after(cycle, done)
 
 
 def check_now(cycle: Cycle) -> dict[str, Any]:
     """The check half of a tick, now: purge what was flagged, take the handoffs, and sleep
-    on an open brief when no chain is open."""
+    on an open brief when no chain is open; then stop the drafting model's server if it
+    is no longer needed."""
     from hippo_packs.sleep.cycle import tick as steps
     from hippo_packs.sleep.records import store
 
@@ -158,4 +169,15 @@ def check_now(cycle: Cycle) -> dict[str, Any]:
         state = store.state(cycle.workspace)
         done = steps.check(cycle, state)
         store.save_state(cycle.workspace, state)
-    return done
+        return _after(cycle, done)
+
+
+def _after(cycle: Cycle, done: dict[str, Any]) -> dict[str, Any]:
+    """The lifecycle's after-tick step (external mode calls the halves, never a whole
+    tick): the server hippo started is stopped when no chain is open or it idled past
+    ``keep_warm_seconds``; ``model_stopped`` says why."""
+    from hippo_packs.sleep.cycle import tick as steps
+    from hippo_packs.sleep.model import lifecycle
+
+    stopped = lifecycle.after_tick(cycle, steps.open_chain(cycle) is not None)
+    return {**done, "model_stopped": stopped} if stopped else done

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from hippo_packs.sleep.cycle import drafting
 from hippo_packs.sleep.cycle.purge import flagged
 from hippo_packs.sleep.cycle.tend import outcome, waiting_redrafts
-from hippo_packs.sleep.cycle.tick import bedtime, open_chain
+from hippo_packs.sleep.cycle.tick import bedtime, brief_wanted, open_chain
 from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ def status(cycle: Cycle) -> dict[str, Any]:
         "model_lifecycle": _lifecycle(cycle),
         "bedtime_at": store.iso(due),
         "past_bedtime": now >= due,
-        "brief_wanted": brief is None and now >= due,
+        "brief_wanted": brief_wanted(cycle, state),
         "misses": int(state.get("misses") or 0),
         "brief": brief,
         "open_chain": None,

@@ -142,10 +142,8 @@ def nudge(as_json: bool = JSON_OPTION) -> None:
     from hippo_packs.sleep import actions
 
     done = actions.nudge(_cycle())
-    if as_json:
-        print_json(done)
-        return
-    _print_tick(done)
+    print_json(done) if as_json else _print_tick(done)
+    _exit_if_failed(actions.failures(done))
 
 
 # -- voice --------------------------------------------------------------------------------
@@ -215,6 +213,7 @@ def tick_command(as_json: bool = JSON_OPTION) -> None:
 
     done = actions.tick(_cycle())
     print_json(done) if as_json else _print_tick(done)
+    _exit_if_failed(actions.failures(done))
 
 
 @app.command("now")
@@ -241,6 +240,7 @@ def now_command(
         typer.echo(_sleep_line(result["sleep"]))
     if not result["ok"]:
         raise typer.Exit(1)
+    _exit_if_failed(actions.failures({"check": {"slept": result.get("sleep")}}))
 
 
 @app.command("tend")
@@ -250,6 +250,17 @@ def tend_command(as_json: bool = JSON_OPTION) -> None:
 
     done = actions.tend_now(_cycle())
     print_json(done) if as_json else _print_tend(done)
+    _exit_if_failed(actions.failures({"tend": done}))
+
+
+@app.command("check")
+def check_command(as_json: bool = JSON_OPTION) -> None:
+    """Purge what was flagged, take the handoffs, and sleep on an open brief (no chain)."""
+    from hippo_packs.sleep import actions
+
+    done = actions.check_now(_cycle())
+    print_json(done) if as_json else _print_check(done)
+    _exit_if_failed(actions.failures({"check": done}))
 
 
 @app.command("serve")
@@ -385,6 +396,15 @@ def cores_command(as_json: bool = JSON_OPTION) -> None:
         typer.echo("no core yet", err=True)
 
 
+def _exit_if_failed(failures: list[str]) -> None:
+    """What the command ran failed: each failure on stderr, and exit 1 (``--json`` has
+    printed the record first)."""
+    for line in failures:
+        typer.echo(f"error: {line}", err=True)
+    if failures:
+        raise typer.Exit(1)
+
+
 def _sleep_line(record: dict[str, Any]) -> str:
     line = f"{record.get('at')}  {record.get('outcome')}"
     if record.get("draft"):
@@ -404,13 +424,14 @@ def _print_tend(done: dict[str, Any]) -> None:
         typer.echo(f"redrafted: {draft}; review it with `hippo review {draft}`")
     if done.get("deferred"):
         typer.echo(f"redrafts deferred: {', '.join(done['deferred'])}")
-    if done.get("error"):
-        typer.echo(f"tend: {done['error']}", err=True)
 
 
 def _print_tick(done: dict[str, Any]) -> None:
     _print_tend(done["tend"])
-    checked = done["check"]
+    _print_check(done["check"])
+
+
+def _print_check(checked: dict[str, Any]) -> None:
     for core in checked.get("purged", []):
         typer.echo(f"purged {core}")
     if checked.get("slept"):

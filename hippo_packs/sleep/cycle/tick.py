@@ -28,11 +28,12 @@ HISTORY = 100
 
 
 def bedtime(cycle: Cycle, state: dict[str, Any]) -> float:
-    """When the next sleep is due: ``interval_seconds`` after the last, or the next
-    ``at`` (local time) after it; the first sleep ever is due now."""
+    """When the next sleep is due: ``interval_seconds`` after the last, or the next ``at``
+    (local time) after it. Before the first sleep, the same counted from when the cycle
+    began here (:func:`began`)."""
     last = state.get("last_sleep")
     if not isinstance(last, (int, float)):
-        return store.now()
+        last = began(cycle, state)
     at = cycle.settings.at
     if not at:
         return float(last) + cycle.settings.interval_seconds
@@ -42,6 +43,30 @@ def bedtime(cycle: Cycle, state: dict[str, Any]) -> float:
     if due <= after:
         due += timedelta(days=1)
     return due.timestamp()
+
+
+def began(cycle: Cycle, state: dict[str, Any]) -> float:
+    """When the cycle began in this workspace: the time the state first recorded
+    (``since``), else when the pack was added (its ``pack.toml``, which ``hippo pack add``
+    writes), else now. Kept in the state the first time it is saved."""
+    since = state.get("since")
+    if isinstance(since, (int, float)):
+        return float(since)
+    try:
+        added = (cycle.workspace.packs_dir / "sleep" / "pack.toml").stat().st_mtime
+    except OSError:
+        added = store.now()
+    state["since"] = min(added, store.now())
+    return float(state["since"])
+
+
+def brief_wanted(cycle: Cycle, state: dict[str, Any]) -> bool:
+    """Whether the cycle waits for a brief: none is open, and it is past bedtime or a
+    brief was asked for (and not answered yet)."""
+    if store.open_brief(cycle.workspace) is not None:
+        return False
+    asked = isinstance(state.get("brief_requested_at"), (int, float))
+    return asked or store.now() >= bedtime(cycle, state)
 
 
 def open_chain(cycle: Cycle) -> dict[str, Any] | None:
@@ -136,17 +161,22 @@ def _missed(cycle: Cycle, state: dict[str, Any]) -> dict[str, Any]:
 def ask_for_brief(cycle: Cycle, state: dict[str, Any]) -> None:
     """Leave the brief request for the next session (once) and emit ``brief_requested``."""
     due = bedtime(cycle, state)
+    failure = state.get("last_failure") or {}
+    failed = (
+        f"The last sleep failed ({failure['error']}), so its brief is spent. " if failure else ""
+    )
     if not any(i.get("topic") == BRIEF_TOPIC for i in store.intents(cycle.workspace)):
         store.set_intent(
             cycle.workspace,
             BRIEF_TOPIC,
-            "I see you're looking tired, let's get ready for bed: write a brief of what "
-            "mattered with `hippo brief --summary TEXT` (add --promote and --noise hints), "
-            "then `hippo nudge`.",
-            expires_at=due + 6 * 3600,
+            f"{failed}I see you're looking tired, let's get ready for bed: write a brief of "
+            "what mattered with `hippo brief --summary TEXT` (add --promote and --noise "
+            "hints), then `hippo nudge`.",
+            expires_at=max(due, store.now()) + 6 * 3600,
         )
     state["brief_requested_at"] = store.now()
-    cycle.emit("brief_requested", misses=state.get("misses", 0))
+    extra = {"failed": failure["error"]} if failure else {}
+    cycle.emit("brief_requested", misses=state.get("misses", 0), **extra)
 
 
 def pull_brief(cycle: Cycle) -> dict[str, Any] | None:
@@ -179,11 +209,7 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
     try:
         result = drafting.sleep(cycle, brief, catch_up=catch_up)
     except (ModelUnreachable, HippoError) as exc:
-        state["model_failed_at"] = now
-        record.update(outcome="failed", error=str(exc))
-        cycle.emit("sleep_failed", error=str(exc), brief=record["brief"])
-        _history(state, record)
-        return record
+        return _failed(cycle, state, record, brief, str(exc))
     record.update(
         outcome=result.outcome,
         draft=result.draft["id"] if result.draft else None,
@@ -194,12 +220,9 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
         dropped=result.dropped,
     )
     if result.outcome == "nothing to draft" and result.model_failures:
-        state["model_failed_at"] = now
-        record.update(outcome="failed", error=result.model_failures[0]["why"])
-        cycle.emit("sleep_failed", error=record["error"], brief=record["brief"])
-        _history(state, record)
-        return record
+        return _failed(cycle, state, record, brief, result.model_failures[0]["why"])
     state.pop("model_failed_at", None)
+    state.pop("last_failure", None)
     if catch_up:
         cycle.emit("catch_up", draft=record["draft"])
     if brief and result.unmatched:
@@ -223,6 +246,28 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
         operations=record["operations"],
         cut_off=result.cut_off,
     )
+    _history(state, record)
+    return record
+
+
+def _failed(
+    cycle: Cycle,
+    state: dict[str, Any],
+    record: dict[str, Any],
+    brief: dict[str, Any] | None,
+    error: str,
+) -> dict[str, Any]:
+    """A sleep that failed, told: ``sleep_failed`` with the reason, the brief marked
+    failed (it is not slept on again: the next brief request asks for a fresh one and
+    says why), the failure kept for ``hippo sleep status``. The fragments stay free."""
+    now = store.now()
+    state["model_failed_at"] = now
+    state["last_failure"] = {"at": now, "error": error, "brief": record["brief"]}
+    if brief is not None:
+        brief.update(failed_at=now, failure=error)
+        store.save_brief(cycle.workspace, brief)
+    record.update(outcome="failed", error=error)
+    cycle.emit("sleep_failed", error=error, brief=record["brief"])
     _history(state, record)
     return record
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import HippoError, atomic_write, json_objects_in, new_id, read_json_object
+from hippo_packs.sleep.records import clock
 
 if TYPE_CHECKING:
     from hippo_core import Workspace
@@ -37,7 +37,8 @@ def folder(workspace: Workspace, *parts: str) -> Path:
 
 
 def now() -> float:
-    return time.time()
+    """The cycle's clock (:mod:`.clock`: ``HIPPO_NOW`` when set)."""
+    return clock.now()
 
 
 def iso(moment: float | None) -> str | None:
@@ -174,8 +175,12 @@ def briefs(workspace: Workspace) -> list[dict[str, Any]]:
 
 
 def open_brief(workspace: Workspace) -> dict[str, Any] | None:
-    """The newest brief neither consumed nor parked."""
-    waiting = [b for b in briefs(workspace) if not b.get("consumed_at") and not b.get("parked")]
+    """The newest brief neither consumed, parked, nor spent by a sleep that failed."""
+    waiting = [
+        b
+        for b in briefs(workspace)
+        if not b.get("consumed_at") and not b.get("parked") and not b.get("failed_at")
+    ]
     return waiting[-1] if waiting else None
 
 

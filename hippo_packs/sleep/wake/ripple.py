@@ -65,13 +65,29 @@ MESSAGES = {
         "The brief's promote hints matched no fragment, so the brief is parked. Write a new "
         "brief whose hints name topics the fragments have (submit_brief)."
     ),
+    "brief_requested_failed": (
+        "The last sleep failed ({failed}), so its brief is spent and nothing was lost: the "
+        "fragments wait. Look at what went wrong (sleep_status, or `hippo sleep status`), "
+        "then submit a fresh brief (submit_brief, or `hippo brief --summary ...`): what "
+        "mattered, and hints on what to keep and what is noise."
+    ),
+    "sleep_failed": (
+        "A sleep failed: {error}. Nothing was lost: the fragments wait for the next sleep, "
+        "and the next brief request says so. Look at what went wrong (sleep_status, or "
+        "`hippo sleep status`): a drafting model that is down, too slow, or answering "
+        "something other than JSON."
+    ),
 }
 
 
 def message(settings: SleepRipple, event: str, data: dict[str, Any]) -> str:
     """What the ripple says for ``event``: the operator's words as written, else hippo's,
     which start by saying nobody is at the keyboard and end by asking for the nudge."""
-    key = f"{event}_terminal" if event == "tend_resubmitted" and data.get("terminal") else event
+    key = event
+    if event == "tend_resubmitted" and data.get("terminal"):
+        key = f"{event}_terminal"
+    elif event == "brief_requested" and data.get("failed"):
+        key = f"{event}_failed"
     fields = {"draft_id": data.get("draft", ""), "attempt": data.get("attempt", ""), **data}
     own = settings.messages.get(key) or settings.messages.get(event)
     if own:
