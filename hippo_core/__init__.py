@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from hippo_core.errors import HippoError, UsageError
     from hippo_core.events import Event
     from hippo_core.findings import Finding
+    from hippo_core.forgetting import forget_text
     from hippo_core.jsonfiles import json_objects_in, read_json_object
     from hippo_core.locks import file_lock
     from hippo_core.markers import hookimpl
@@ -142,6 +143,7 @@ _HOMES = {
         "record_proposal",
     ),
     "hippo_core.review": ("review_items",),
+    "hippo_core.forgetting": ("forget_text",),
     "hippo_core.deciders": ("describe_decider",),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
@@ -241,6 +243,7 @@ __all__ = [
     "current_workspace",
     "describe_decider",
     "file_lock",
+    "forget_text",
     "hookimpl",
     "json_objects_in",
     "load_packs",

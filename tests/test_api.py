@@ -71,6 +71,7 @@ PUBLIC = {
     "applying changes, with receipts and snapshots": [
         "Settled",
         "describe_decider",
+        "forget_text",
         "new_id",
         "proposal_record",
         "purge_note_history",

@@ -32,6 +32,13 @@ LOCAL_ONLY = [
     "/.hippo/sleep/state.json",
     "/.hippo/sleep/events.jsonl",
     "/.hippo/sleep/sleep.lock",
+    "/.hippo/sleep/fates.jsonl",
+    "/.hippo/sleep/purging/",
+    "/.hippo/sleep/notified.jsonl",
+    "/.hippo/sleep/ripples.jsonl",
+    "/.hippo/sleep/ripples.json",
+    "/.hippo/sleep/model.json",
+    "/.hippo/sleep/serve.lock",
 ]
 
 

@@ -227,10 +227,9 @@ def test_the_sleep_packs_tools_and_its_drafts_in_review(
             "review_decide", id=draft, decisions=[{"op": 0, "verdict": "deny"}]
         )
         assert checked == "operation 0: a critique is required to deny"
-        landed = await agent.ok(
-            "review_decide", id=draft, decisions=[{"op": 0, "verdict": "approve"}]
-        )
-        assert landed["ok"] and landed["approved"] == 1
+        every = [{"op": op["index"], "verdict": "approve"} for op in shown["item"]["operations"]]
+        landed = await agent.ok("review_decide", id=draft, decisions=every)
+        assert landed["ok"] and landed["approved"] == len(every)  # a core and its satellites
         [core] = [p.stem for p in (root / "notes/cores").glob("*.md")]
         status = await agent.ok("sleep_status")
         assert status["mechanical"] is True and "Mechanical mode" in status["say"]

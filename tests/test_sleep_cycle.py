@@ -347,27 +347,85 @@ def test_sleep_now_asks_for_a_brief_first(night: Sleepy, chat: ChatServer):
     assert busy.code == 1 and "one chain at a time" in busy.err
 
 
-def test_mechanical_mode_makes_cores_of_clusters_and_never_attaches(
+def test_mechanical_mode_keeps_every_fact_of_a_topic(
     make_workspace: WorkspaceMaker, hippo: HippoRunner
 ):
+    """No core yet: the fragment sharing most words with the others is the core, one
+    mostly in it is its evidence, and each other fact is an attach (a dated satellite)."""
     night = make_sleepy(make_workspace(), hippo)
-    night.core_note("deploys-run-from-main", "Deploys run from main")
-    deploy_fragments(night)
-    night.remember("two fragments on tea", "tea")
-    night.remember("the user likes green tea", "tea")
+    ids = deploy_fragments(night)
+    night.remember("we deploy from main, never release branches", "deploy")
+    night.remember("two fragments on tea", "tea")  # under the threshold: kept for later
     night.remember("Keep this exactly: ship on Fridays never", "", "--verbatim")
     night.ok("brief", "--summary", "deploys")
     night.ok("nudge")
     ops = night.draft()["operations"]
-    assert [(op["kind"], op["content"]) for op in ops] == [
-        ("verbatim", "Keep this exactly: ship on Fridays never"),
-        ("new_core", "we deploy from main now, never from release branches"),
+    assert [(op["kind"], op["content"], op.get("target_op")) for op in ops] == [
+        ("verbatim", "Keep this exactly: ship on Fridays never", None),
+        ("new_core", "we deploy from main now, never from release branches", None),
+        ("attach", "Deploys run from main after CI passes", 1),
+        ("attach", "deploy only when CI is green on main", 1),
     ]
-    assert ops[1]["evidence_count"] == 3 and night.draft()["extra"]["model_mode"] == "mechanical"
-    night.ok("review", night.draft()["id"], "--approve", "0", "--deny", "1=the core has it")
-    night.ok("nudge")  # mechanical: nothing to redraft, so the chain ends
+    assert ops[1]["evidence_count"] == 2  # the shorter one is all in it: its evidence
+    assert night.draft()["extra"]["model_mode"] == "mechanical"
+    night.ok("review", night.draft()["id"], "--approve", "0", "--approve", "1", "--approve", "2")
+    night.ok("review", night.draft()["id"], "--deny", "3=not a rule we keep")
+    night.ok("nudge")  # the denied attach is dropped, as decided; nothing else redrafts
     assert all(d["status"] == "closed" for d in night.drafts())
-    # Nothing redrafts in mechanical mode: the audit says the chain ended, as its cull did.
-    assert night.json("sleep", "audit")["chains"][0]["outcome"] == "ended denied"
+    [core] = [text for name, text in night.cores().items() if name.startswith("we-deploy")]
+    assert "- 20" in core and "after CI passes" in core and "CI is green" not in core
+    dropped = json.loads((night.root / f".hippo/sleep/pruned/{ids[2]}.json").read_text())
+    assert dropped["pruned_because"].endswith("op 3: denied")
+    fates = night.json("sleep", "audit")["fragments"]
+    assert fates["lost"] == [] and fates["counts"]["dropped"] == 1
     assert "preserved_verbatim: true" in night.cores()["keep-this-exactly-ship-on-fridays-never"]
     assert "Mechanical mode" in night.json("sleep", "status")["say"]
+
+
+def test_mechanical_mode_attaches_to_a_topics_core_and_supersedes_a_changed_value(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    night = make_sleepy(make_workspace(), hippo)
+    night.core_note("local-redis-port", "Local Redis runs on port 6380", topic="redis")
+    night.remember("Local Redis moved to port 6390 for the new compose file", "redis")
+    night.remember("flush the local Redis before running the payments tests", "redis")
+    night.ok("brief", "--summary", "redis", "--promote", "redis")
+    night.ok("nudge")
+    ops = night.draft()["operations"]
+    assert [(op["kind"], op.get("target_core_id")) for op in ops] == [
+        ("supersede", "local-redis-port"),
+        ("attach", "local-redis-port"),
+    ]
+    night.ok("review", night.draft()["id"], "--approve", "0", "--approve", "1")
+    cores = night.cores()
+    [new] = [name for name in cores if name != "local-redis-port"]
+    assert f'superseded_by: "{new}"' in cores["local-redis-port"]
+    assert "6390" in cores[new]
+    # the old value leaves the context block: a superseded core is not a current one
+    block = night.ok("context", "--task", "which port does local redis run on").out
+    assert "6390" in block and "6380" not in block
+
+
+def test_a_denied_mechanical_core_is_redrafted_from_the_next_best_fragment(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    night = make_sleepy(make_workspace(), hippo)
+    ids = deploy_fragments(night)
+    night.ok("brief", "--summary", "deploys")
+    night.ok("nudge")
+    first = night.draft()
+    refused = first["operations"][0]["core_fragment"]
+    decisions = [
+        {"op": 0, "verdict": "deny", "critique": "too narrow for a core"},
+        {"op": 1, "verdict": "deny", "critique": "its core is denied"},
+        {"op": 2, "verdict": "deny", "critique": "its core is denied"},
+    ]
+    (night.root / "d.json").write_text(json.dumps(decisions))
+    night.ok("review", first["id"], "--decisions", str(night.root / "d.json"))
+    night.ok("nudge")
+    second = night.draft()
+    assert second["attempt"] == 2 and second["previous_draft_ids"] == [first["id"]]
+    core = second["operations"][0]
+    assert core["kind"] == "new_core" and core["core_fragment"] not in (refused, None)
+    placed = sorted(i for op in second["operations"] for i in op["source_short_ids"])
+    assert placed == sorted(ids)

@@ -82,7 +82,7 @@ def test_the_chosen_events_are_posted_with_the_bearer_and_marked_sent(
     posted = [h for h in heard if h["body"]["event"] == "draft_submitted"]
     assert len(posted) == 1 and posted[0]["auth"] == "Bearer hook-secret"
     assert posted[0]["body"]["draft"] == slept["sleep"]["draft"]
-    assert posted[0]["body"]["operations"] == 1 and posted[0]["body"]["id"].startswith("e")
+    assert posted[0]["body"]["operations"] == 2 and posted[0]["body"]["id"].startswith("e")
     assert {h["body"]["event"] for h in heard} <= {"draft_submitted", "sleep_failed"}
     assert submitted["sent"]["sent"] is True and submitted["sent"]["status"] == 200
     events = night.json("sleep", "events")

@@ -360,7 +360,7 @@ def test_a_service_killed_mid_sleep_leaves_records_the_next_start_goes_on_from(
             assert status == 200 and slept["sleep"]["outcome"] == "drafted"
         drafts = [d for d in sleepy.drafts() if d["status"] == "pending"]
         assert len(drafts) == 1
-        held = drafts[0]["operations"][0]["source_short_ids"]
+        held = [i for op in drafts[0]["operations"] for i in op["source_short_ids"]]
         assert sorted(held) == sorted(f["id"] for f in _fragments(sleepy))
     finally:
         assert "Traceback" not in stop(served)

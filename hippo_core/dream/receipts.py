@@ -177,7 +177,7 @@ def _record(workspace: Workspace, name: str, record_id: str) -> dict[str, Any] |
 
 
 def purge_note_history(
-    workspace: Workspace, note: str, *, fields: tuple[str, ...] = ()
+    workspace: Workspace, note: str, *, fields: tuple[str, ...] = (), note_as: str = ""
 ) -> dict[str, int]:
     """Take the words of ``note`` (relative to ``notes_dir``) out of every record hippo
     keeps of its changes: the proposals' ``old``, ``new`` and ``reason`` (and the kind's own
@@ -185,8 +185,9 @@ def purge_note_history(
     snapshots are deleted, and a revert's kept texts are dropped. Ids, verdicts, states and
     digests stay, so the history still says that something changed, and when.
 
-    For a plugin that forgets a note for good (the sleep pack's ``hippo forget``): the
-    counts of what it touched, by record.
+    With ``note_as``, the note's path itself is replaced by it in those records (a path
+    made of the note's words names what is being forgotten). For a plugin that forgets a
+    note for good (the sleep pack's ``hippo forget``): the counts of what it touched.
     """
     counts = {"proposals": 0, "reviews": 0, "snapshots": 0, "receipts": 0}
     purged_ids = set()
@@ -200,6 +201,8 @@ def purge_note_history(
             if isinstance(value, str) and value and value != PURGED:
                 record[key] = PURGED if key != "reason" else ""
                 changed = True
+        if note_as:
+            record["note"], changed = note_as, True
         if changed:
             write(path, record)
             counts["proposals"] += 1
@@ -216,8 +219,12 @@ def purge_note_history(
         shot.unlink(missing_ok=True)
         counts["snapshots"] += 1
     for path, record in all_in(folder(workspace, "receipts")):
-        if record.get("note") == note and (record.get("undone") or record.get("confirmed")):
+        if record.get("note") != note:
+            continue
+        if record.get("undone") or record.get("confirmed") or note_as:
             record.update(undone=PURGED if record.get("undone") else "", confirmed="")
+            if note_as:
+                record.update(note=note_as, snapshot="")
             write(path, record)
             counts["receipts"] += 1
     return counts

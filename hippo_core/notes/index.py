@@ -43,8 +43,10 @@ if TYPE_CHECKING:
 
 #: Bumped when the tables or what reading a note yields change, its terms' stems and common
 #: words (terms.py) among it: an older index is rebuilt, never ranked by stale stems.
-FORMAT = "4"
+FORMAT = "5"
 RACY_NS = 2_000_000_000
+#: The conventional status of a note that is no longer true (the concepts' "superseded").
+SUPERSEDED = "superseded"
 BUSY_MS = 10_000
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -273,6 +275,9 @@ class NotesIndex:
         meta = note.meta
         updated = meta.updated.toordinal() if meta.updated else 0  # undated ranks last
         counts = note_terms(note, raw) if self.with_terms else None
+        # A superseded note (status: superseded) says what is no longer true: it is kept,
+        # linted and linked, but never ranked as relevant, so its old words leave the block.
+        ranked = (meta.status or "").strip().lower() != SUPERSEDED
         self.conn.execute(
             "INSERT INTO notes (path, name, title, first_line, review_after, length, data) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -288,9 +293,9 @@ class NotesIndex:
         )
         self.conn.executemany(
             "INSERT INTO words (word, path, updated) VALUES (?, ?, ?)",
-            [(word, note.path, updated) for word in sorted(note.vocabulary)],
+            [(word, note.path, updated) for word in sorted(note.vocabulary) if ranked],
         )
-        if counts:
+        if counts and ranked:
             self.conn.executemany(
                 "INSERT INTO terms (term, path, tf, body, length, updated) "
                 "VALUES (?, ?, ?, ?, ?, ?)",

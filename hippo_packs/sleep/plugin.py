@@ -30,6 +30,13 @@ LOCAL = (
     ".hippo/sleep/state.json",
     ".hippo/sleep/events.jsonl",
     ".hippo/sleep/sleep.lock",
+    ".hippo/sleep/fates.jsonl",
+    ".hippo/sleep/purging/",
+    ".hippo/sleep/notified.jsonl",
+    ".hippo/sleep/ripples.jsonl",
+    ".hippo/sleep/ripples.json",
+    ".hippo/sleep/model.json",
+    ".hippo/sleep/serve.lock",
 )
 COMMANDS = (
     (

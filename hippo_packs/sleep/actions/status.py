@@ -159,7 +159,40 @@ def audit(cycle: Cycle, limit: int = 20) -> dict[str, Any]:
         )
         _count(models, attempts, ended)
     items.sort(key=lambda c: c["started_at"] or 0, reverse=True)
-    return {"chains": items[:limit], "chain_count": len(items), "models": list(models.values())}
+    return {
+        "chains": items[:limit],
+        "chain_count": len(items),
+        "models": list(models.values()),
+        "fragments": fragment_fates(cycle),
+    }
+
+
+def fragment_fates(cycle: Cycle) -> dict[str, Any]:
+    """What became of every fragment ever remembered here: ``counts`` by state (pending,
+    in a core, dropped, aged out, purged), the ``dropped`` ones with the decision and its
+    critique, and ``lost``: fragments in no state, which is a bug of hippo's."""
+    short = {f["id"] for f in store.fragments(cycle.workspace)}
+    critiques = {
+        f"{d['id']} op {op['index']}": str(op.get("critique") or "")
+        for d in store.drafts(cycle.workspace)
+        for op in d.get("operations", [])
+        if op.get("status") == "denied"
+    }
+    counts = dict.fromkeys(("pending", "in a core", "dropped", "aged out", "purged"), 0)
+    dropped, lost = [], []
+    for fragment_id, last in sorted(store.fates(cycle.workspace).items()):
+        fate = str(last.get("fate"))
+        if fragment_id in short:
+            counts["pending"] += 1
+        elif fate in (store.IN_A_CORE, store.DROPPED, store.AGED_OUT, store.PURGED):
+            counts[fate] += 1
+            if fate == store.DROPPED:
+                why = str(last.get("why") or "")
+                decision = why.split(":", 1)[0]
+                dropped.append({"id": fragment_id, "why": why, "critique": critiques.get(decision)})
+        else:
+            lost.append({"id": fragment_id, "last": fate})
+    return {"counts": counts, "dropped": dropped, "lost": lost}
 
 
 def _brief(brief: dict[str, Any] | None, brief_id: str | None) -> dict[str, Any] | None:

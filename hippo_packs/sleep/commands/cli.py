@@ -364,6 +364,18 @@ def audit_command(
             f"model {row['model']}: first pass {row['first_pass_rate']}, mean attempts "
             f"{row['mean_attempts']}, repeat rate {row['repeat_rate']}"
         )
+    fates = found["fragments"]
+    typer.echo(
+        "fragments: "
+        + ", ".join(f"{n} {state}" for state, n in fates["counts"].items())
+        + f"; {len(fates['lost'])} lost"
+    )
+    for fragment in fates["lost"]:
+        typer.echo(
+            f"LOST: fragment {fragment['id']} is in no state (last: {fragment['last']}); "
+            "this is a bug of hippo's: please report it",
+            err=True,
+        )
 
 
 @app.command("cores")

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import note_digest
-from hippo_packs.sleep.cycle import voice
+from hippo_packs.sleep.cycle import compose, voice
+from hippo_packs.sleep.cycle.compose import NO_TOPIC, topic_key
 from hippo_packs.sleep.cycle.operations import check_operations, salvage_operations
 from hippo_packs.sleep.model.lifecycle import backend_for
 from hippo_packs.sleep.records import cores as core_notes
@@ -22,7 +23,6 @@ from hippo_packs.sleep.records import store
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
 
-NO_TOPIC = "(no topic)"
 REVIEW_TOPIC = "hippocampus, review"
 MAIN_MODEL, PULLED = "the main model", "the fragments"
 
@@ -49,12 +49,6 @@ class Drafted:
     dropped: list[dict[str, str]] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
     error: str = ""
-
-
-def topic_key(topic: str) -> str:
-    """A fragment's cluster: its first tag, lower case (``deploy, ci`` is ``deploy``)."""
-    first = topic.split(",", 1)[0].strip().lower()
-    return first or NO_TOPIC
 
 
 def clusters(fragments: list[dict[str, Any]]) -> list[Cluster]:
@@ -103,7 +97,6 @@ def held_fragments(cycle: Cycle) -> dict[str, str]:
                 and op.get("status") == "denied"
                 and not draft.get("terminal")
                 and last
-                and not cycle.mechanical
             )
             if waiting or denied:
                 for fragment_id in op.get("source_short_ids", []):
@@ -172,14 +165,25 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
         operations.append(_verbatim(fragment))
     matched_hints: set[str] = set()
     backend = None if cycle.mechanical else backend_for(cycle)
+    refused, no_supersede = compose.refusals(store.drafts(cycle.workspace))
     for cluster in clusters([f for f in free if not f.get("verbatim")]):
         if brief:
             matched_hints |= {h for h in brief.get("promote_hints", []) if _matches(h, cluster)}
+        topic = "" if cluster.topic == NO_TOPIC else cluster.topic
         needed = threshold(cluster, brief, cycle.settings.promote_min_evidence)
+        if needed is not None and backend is None and compose.topic_cores(live, topic):
+            needed = 1  # evidence of a core the topic has: one fragment is enough
         if needed is None or len(cluster.fragments) < needed:
             continue
         if backend is None:
-            operations.append(_mechanical(cluster))
+            composed = compose.compose(
+                cluster.fragments, topic, live, refused=refused, no_supersede=no_supersede
+            )
+            offset = len(operations)
+            for op in composed:
+                if "target_op" in op:
+                    op["target_op"] += offset
+            operations += composed
             continue
         near = core_notes.nearest(list(live.values()), cluster.text, cycle.settings.candidate_cores)
         pass_ = cycle.pass_("draft")
@@ -237,18 +241,6 @@ def _verbatim(fragment: dict[str, Any]) -> dict[str, Any]:
         "source_short_ids": [fragment["id"]],
         "evidence_count": 1,
         "rationale": "kept word for word, as asked",
-    }
-
-
-def _mechanical(cluster: Cluster) -> dict[str, Any]:
-    longest = max(cluster.fragments, key=lambda f: len(f["content"]))
-    return {
-        "kind": "new_core",
-        "content": longest["content"],
-        "topic": "" if cluster.topic == NO_TOPIC else cluster.topic,
-        "source_short_ids": [f["id"] for f in cluster.fragments],
-        "evidence_count": len(cluster.fragments),
-        "rationale": f"{len(cluster.fragments)} fragments on {cluster.topic} (mechanical mode)",
     }
 
 

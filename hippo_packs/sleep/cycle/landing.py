@@ -212,6 +212,7 @@ def _land(cycle: Cycle, draft: dict[str, Any], op: dict[str, Any]) -> dict[str, 
         workspace,
         list(op.get("source_short_ids", [])),
         f"consumed by {draft['id']} op {op['index']}",
+        store.IN_A_CORE,
     )
     return {
         "op": op["index"],

@@ -1,19 +1,29 @@
 """Forgetting: a core flagged with a reason is purged at the next tick, or at once.
 
-A purge removes the core's note (its satellites are in it), its source fragments from
-short-term and the pruned archive, the snapshots hippo kept of it, and the text of every
-draft operation and proposal that held it (``[purged]``, verdicts kept). What is left is a
-tombstone: the id, the reason, the time and what the cascade removed, never the content.
+A purge takes the core's words out of every file hippo wrote: the core's note (and its
+satellites), the fragments that belong to it, the snapshots and the history of its changes
+(``[purged]``, verdicts kept), the drafts, briefs and events, the session records'
+handoffs, the session log and the notes index. What is left is a tombstone: an id of its
+own (the core's id is made of its words), the reason, the time and what the cascade
+removed, never the content.
 
-A purge is written down before it starts (the tombstone, ``state: purging``) and marked
-``done`` at the end; a run killed in between is finished by the next one.
+Only what belongs to the core goes with it: a fragment drawn into another core that is
+still there stays, and a fragment whose words are mostly not the core's (a satellite it
+only held) goes back to short-term, to be drafted again.
+
+A purge is written down before it starts: the plan in a local working file
+(``purging/<tombstone>.json``, with the words to take out; never committed), then the
+tombstone (``state: purging``); both say ``done`` at the end, and a run killed in between
+is finished by the next one.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import HippoError, purge_note_history
+from hippo_core import HippoError, forget_text, purge_note_history
+from hippo_packs.sleep.cycle import compose
 from hippo_packs.sleep.records import cores as core_notes
 from hippo_packs.sleep.records import store
 
@@ -21,6 +31,13 @@ if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
 
 PURGED = "[purged]"  # the word hippo's own records use too
+#: A fragment goes with the core when this share of its words are the core's own words.
+BELONGS = 0.5
+
+
+def tombstone_id(core_id: str) -> str:
+    """The tombstone's id: not the core's, which is made of the words being forgotten."""
+    return "t" + hashlib.sha256(core_id.encode("utf-8")).hexdigest()[:16]
 
 
 def flag(cycle: Cycle, given: str, reason: str) -> dict[str, Any]:
@@ -61,56 +78,107 @@ def purge_now(cycle: Cycle, given: str, reason: str) -> dict[str, Any]:
 def purge_flagged(cycle: Cycle) -> list[dict[str, Any]]:
     """Finish interrupted purges, then purge every flagged core; the tombstones."""
     done = []
-    for tombstone in store.records(cycle.workspace, "tombstones"):
-        if tombstone.get("state") == "purging":
-            done.append(
-                purge(cycle, tombstone["id"], tombstone["path"], tombstone["reason"], tombstone)
-            )
+    for plan in store.records(cycle.workspace, "purging"):
+        done.append(purge(cycle, plan["core"], plan["path"], plan["reason"]))
     for record in flagged(cycle):
         done.append(purge(cycle, record["core"], record["path"], record["reason"]))
     return done
 
 
-def purge(
-    cycle: Cycle, core_id: str, path: str, reason: str, tombstone: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def purge(cycle: Cycle, core_id: str, path: str, reason: str) -> dict[str, Any]:
+    """Forget the core ``core_id`` (at ``path``, relative to ``notes_dir``); its tombstone."""
     workspace = cycle.workspace
-    stone_path = store.folder(workspace, "tombstones", f"{core_id}.json")
-    if tombstone is None:
-        tombstone = {
-            "id": core_id,
-            "kind": "core",
-            "path": path,
-            "reason": reason,
-            "purged_at": store.now(),
-            "state": "purging",
-            "cascade": {},
-        }
-        store.write(stone_path, tombstone)
-    note = workspace.notes_dir / path
-    core = core_notes.read_core(note, path)
-    cascade = dict(tombstone.get("cascade") or {})
-    texts = {core.text, *(s.split(": ", 1)[-1] for s in core.satellites)} if core else set()
-    sources = _sources(cycle, core_id)
-    cascade["satellites"] = cascade.get("satellites", len(core.satellites) if core else 0)
-    shorts = [i for i in sources if store.folder(workspace, "fragments", f"{i}.json").exists()]
-    pruned = [i for i in sources if store.folder(workspace, "pruned", f"{i}.json").exists()]
-    for fragment_id in shorts:
-        store.folder(workspace, "fragments", f"{fragment_id}.json").unlink(missing_ok=True)
-    for fragment_id in pruned:
-        store.folder(workspace, "pruned", f"{fragment_id}.json").unlink(missing_ok=True)
-    cascade["shorts"] = cascade.get("shorts", 0) + len(shorts)
-    cascade["pruned"] = cascade.get("pruned", 0) + len(pruned)
-    scrubbed, proposals, snapshots = _scrub(cycle, core_id, path, texts)
-    cascade["drafts_scrubbed"] = cascade.get("drafts_scrubbed", 0) + scrubbed
-    cascade["proposals_scrubbed"] = cascade.get("proposals_scrubbed", 0) + proposals
-    cascade["snapshots_removed"] = cascade.get("snapshots_removed", 0) + snapshots
-    note.unlink(missing_ok=True)
-    store.folder(workspace, "forget", f"{core_id}.json").unlink(missing_ok=True)
-    tombstone.update(state="done", cascade=cascade)
+    stone_id = tombstone_id(core_id)
+    stone_path = store.folder(workspace, "tombstones", f"{stone_id}.json")
+    plan_path = store.folder(workspace, "purging", f"{stone_id}.json")
+    plan = store.records_one(plan_path) or _plan(cycle, core_id, path, reason)
+    store.write(plan_path, plan)
+    tombstone = store.records_one(stone_path) or {
+        "id": stone_id,
+        "kind": "core",
+        "reason": reason,
+        "purged_at": store.now(),
+        "state": "purging",
+        "cascade": {},
+    }
     store.write(stone_path, tombstone)
-    cycle.emit("purged", ids=[core_id])
+    texts = list(plan["texts"])
+    for fragment_id in plan["purged"]:
+        for folder in ("fragments", "pruned"):
+            store.folder(workspace, folder, f"{fragment_id}.json").unlink(missing_ok=True)
+        store.note_fate(workspace, fragment_id, store.PURGED, f"with {stone_id}")
+    restored = store.restore(workspace, plan["restored"])
+    drafts = _scrub_drafts(cycle, core_id, set(texts))
+    history = purge_note_history(workspace, path, fields=("restated_content",), note_as=PURGED)
+    (workspace.notes_dir / path).unlink(missing_ok=True)
+    # The core's id and path are its words too: out of every record, with the texts.
+    everywhere = [*texts, core_id, path, f"{workspace.settings.notes_dir}/{path}"]
+    records = store.scrub_texts(workspace, [t for t in everywhere if len(t.strip()) >= 8])
+    kernel = forget_text(workspace, everywhere)
+    store.folder(workspace, "forget", f"{core_id}.json").unlink(missing_ok=True)
+    cascade = {
+        "satellites": plan["satellites"],
+        "fragments_purged": len(plan["purged"]),
+        "fragments_restored": len(plan["restored"]),
+        "drafts_scrubbed": drafts,
+        "proposals_scrubbed": history["proposals"],
+        "snapshots_removed": history["snapshots"],
+        "records_scrubbed": records,
+        "sessions_scrubbed": kernel["sessions"],
+    }
+    tombstone.update(state="done", cascade={**tombstone.get("cascade", {}), **cascade})
+    if restored or not tombstone["cascade"].get("fragments_restored"):
+        tombstone["cascade"]["fragments_restored"] = len(plan["restored"])
+    store.write(stone_path, tombstone)
+    plan_path.unlink(missing_ok=True)
+    cycle.emit("purged", ids=[stone_id])
     return tombstone
+
+
+def _plan(cycle: Cycle, core_id: str, path: str, reason: str) -> dict[str, Any]:
+    """What a purge of ``core_id`` takes: the fragments that belong to it (drawn into it,
+    into no other core still there, and mostly its words: purged), the ones it only held
+    (restored to short-term, to be drafted again), and the words to take out everywhere."""
+    workspace = cycle.workspace
+    core = core_notes.read_core(workspace.notes_dir / path, path)
+    own = core.text if core else ""
+    elsewhere = _landed_elsewhere(cycle, core_id)
+    purged, restored = [], []
+    texts = {own} if own else set()
+    for fragment_id in _sources(cycle, core_id):
+        if fragment_id in elsewhere:
+            continue
+        record = store.records_one(
+            store.folder(workspace, "fragments", f"{fragment_id}.json")
+        ) or store.records_one(store.folder(workspace, "pruned", f"{fragment_id}.json"))
+        content = str((record or {}).get("content") or "")
+        if record is None or compose.covered(content, own, share=BELONGS):
+            purged.append(fragment_id)
+            if content:
+                texts.add(content)
+        else:
+            restored.append(fragment_id)
+    return {
+        "core": core_id,
+        "path": path,
+        "reason": reason,
+        "texts": sorted(t for t in texts if t.strip()),
+        "purged": purged,
+        "restored": restored,
+        "satellites": len(core.satellites) if core else 0,
+    }
+
+
+def _landed_elsewhere(cycle: Cycle, core_id: str) -> set[str]:
+    """Fragments drawn into a core other than ``core_id`` that is still there."""
+    live = {c.id for c in core_notes.all_cores(cycle.workspace, cycle.cores_dir)}
+    found: set[str] = set()
+    for draft in store.drafts(cycle.workspace):
+        for op in draft.get("operations", []):
+            landed = op.get("long_term_id")
+            if op.get("status") == "approved" and landed != core_id and landed in live:
+                found |= set(op.get("source_short_ids", []))
+    return found
 
 
 def _sources(cycle: Cycle, core_id: str) -> list[str]:
@@ -123,11 +191,11 @@ def _sources(cycle: Cycle, core_id: str) -> list[str]:
     return found
 
 
-def _scrub(cycle: Cycle, core_id: str, path: str, texts: set[str]) -> tuple[int, int, int]:
-    """Take the core's text out of drafts, proposals and snapshots; the counts of each."""
-    workspace = cycle.workspace
-    drafts = 0
-    for draft in store.drafts(workspace):
+def _scrub_drafts(cycle: Cycle, core_id: str, texts: set[str]) -> int:
+    """Take the core's words out of the drafts (an operation that landed in it, targeted
+    it or held one of ``texts``); the count of drafts changed."""
+    changed_drafts = 0
+    for draft in store.drafts(cycle.workspace):
         changed = False
         for op in draft.get("operations", []):
             hit = core_id in (op.get("long_term_id"), op.get("target_core_id"))
@@ -142,8 +210,6 @@ def _scrub(cycle: Cycle, core_id: str, path: str, texts: set[str]) -> tuple[int,
                 changed = True
         if changed:
             draft["summary"] = "[purged in part]"
-            store.save_draft(workspace, draft)
-            drafts += 1
-    kept = purge_note_history(workspace, f"{path}", fields=("restated_content",))
-    proposals, snapshots = kept["proposals"], kept["snapshots"]
-    return drafts, proposals, snapshots
+            store.save_draft(cycle.workspace, draft)
+            changed_drafts += 1
+    return changed_drafts

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import HippoError, ModelUnreachable
-from hippo_packs.sleep.cycle import drafting, voice
+from hippo_packs.sleep.cycle import compose, drafting, voice
 from hippo_packs.sleep.cycle.operations import check_operations, empty_answer, salvage_operations
 from hippo_packs.sleep.model.lifecycle import backend_for
 from hippo_packs.sleep.records import cores as core_notes
@@ -29,7 +29,7 @@ def outcome(cycle: Cycle, last: dict[str, Any]) -> str:
     denied = any(op.get("status") == "denied" for op in ops)
     if last.get("status") not in ("reviewed", "closed"):
         return "under review"
-    if denied and (last.get("terminal") or cycle.mechanical):
+    if denied and last.get("terminal"):
         return "ended denied"
     if denied:
         return "waiting for a redraft"
@@ -55,6 +55,10 @@ def cull(cycle: Cycle) -> list[str]:
                 attempt.setdefault("extra", {})["closed_at"] = store.now()
                 store.save_draft(cycle.workspace, attempt)
                 closed.append(attempt["id"])
+        if ended == "ended denied" and cycle.mechanical:
+            # Mechanical mode would draft them the same way again: what the last review
+            # refused for its own words is dropped, with the critique as the reason.
+            _drop(cycle, last, compose.denied_alone(last))
         store.consume_brief(cycle.workspace, last.get("brief_id_used"), last["id"])
         store.drop_intent(cycle.workspace, drafting.REVIEW_TOPIC)
         landed = sum(op.get("status") == "approved" for a in attempts for op in a["operations"])
@@ -70,8 +74,6 @@ def cull(cycle: Cycle) -> list[str]:
 
 
 def waiting_redrafts(cycle: Cycle) -> list[dict[str, Any]]:
-    if cycle.mechanical:
-        return []
     found = []
     for draft in store.drafts(cycle.workspace):
         if draft.get("status") == "closed":
@@ -120,12 +122,15 @@ def tend(
 
 def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
     """The next attempt of ``draft``'s chain: each denied operation written again from its
-    critique. A redraft never rewords a core. None when nothing came back (the chain ends
-    as denied: the draft is marked so, and the next cull closes it)."""
+    critique (by the model, or in mechanical mode by rule: :func:`compose.redraft`). A
+    redraft never rewords a core. None when nothing came back (the chain ends as denied:
+    the draft is marked so, and the next cull closes it)."""
     from hippo_core import render_prompt
 
     live = {c.id: c for c in core_notes.all_cores(cycle.workspace, cycle.cores_dir)}
     short = {f["id"]: f for f in store.fragments(cycle.workspace)}
+    if cycle.mechanical:
+        return _mechanical_redraft(cycle, draft, short, live)
     backend = backend_for(cycle)
     operations: list[dict[str, Any]] = []
     failures: list[dict[str, str]] = []
@@ -175,6 +180,31 @@ def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
     return drafting.submit(cycle, operations, None, live, chain_of=draft)
 
 
+def _mechanical_redraft(
+    cycle: Cycle,
+    draft: dict[str, Any],
+    short: dict[str, dict[str, Any]],
+    live: dict[str, core_notes.Core],
+) -> dict[str, Any] | None:
+    refused, no_supersede = compose.refusals(store.drafts(cycle.workspace))
+    operations, dropped = compose.redraft(draft, short, live, refused, no_supersede)
+    for fragment_id, why in dropped:
+        store.prune(cycle.workspace, [fragment_id], f"{draft['id']} {why}", store.DROPPED)
+    if not operations:
+        draft.setdefault("extra", {})["redraft"] = "nothing came back"
+        draft["terminal"] = True  # nothing more will come: the chain ends at the next cull
+        store.save_draft(cycle.workspace, draft)
+        return None
+    return drafting.submit(cycle, operations, None, live, chain_of=draft)
+
+
+def _drop(cycle: Cycle, draft: dict[str, Any], denied: list[dict[str, Any]]) -> None:
+    """The fragments of ``denied`` operations, dropped as the review decided."""
+    for op in denied:
+        why = f"{draft['id']} op {op['index']}: denied"
+        store.prune(cycle.workspace, list(op.get("source_short_ids", [])), why, store.DROPPED)
+
+
 def _critique(op: dict[str, Any]) -> str:
     lines = [f"kind: {op.get('kind')}"]
     if op.get("target_core_id"):
@@ -202,7 +232,8 @@ def tidy(cycle: Cycle, *, catch_up: bool) -> dict[str, int]:
         and not f.get("verbatim")
         and now - float(f.get("created") or now) > cycle.settings.short_term_seconds
     ]
-    done["aged_out"] = len(store.prune(cycle.workspace, old, "aged out"))
+    aged = store.prune(cycle.workspace, old, "aged out", store.AGED_OUT)
+    done["aged_out"] = len(aged)
     keep_for = cycle.settings.pruned_safety_days * 86400
     for path in store.folder(cycle.workspace, "pruned").glob("*.json"):
         record = store.records_one(path)

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import HippoError, ModelUnreachable
-from hippo_packs.sleep.cycle import drafting
+from hippo_packs.sleep.cycle import compose, drafting
 from hippo_packs.sleep.cycle.purge import purge_flagged
 from hippo_packs.sleep.cycle.tend import tidy
 from hippo_packs.sleep.records import store
@@ -186,7 +186,7 @@ def pull_brief(cycle: Cycle) -> dict[str, Any] | None:
     if not free:
         return None
     groups = sorted(drafting.clusters(free), key=lambda c: -len(c.fragments))
-    topics = [c.topic for c in groups if c.topic != drafting.NO_TOPIC][:3]
+    topics = [c.topic for c in groups if c.topic != compose.NO_TOPIC][:3]
     summary = "The fragments since the last sleep are mostly about " + (
         ", ".join(topics) if topics else "no topic in particular"
     )

@@ -87,7 +87,8 @@ class MarkSuperseded:
 
     def apply(self, proposal: Proposal, note: bytes) -> bytes:
         try:
-            return cores.set_meta(note, {"superseded_by": proposal.extra["superseded_by"]})
+            updates = {"superseded_by": proposal.extra["superseded_by"], "status": "superseded"}
+            return cores.set_meta(note, updates)
         except (ValueError, UnicodeDecodeError) as exc:
             raise EditError(f"the core cannot be edited: {exc}") from None
 

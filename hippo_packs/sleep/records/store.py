@@ -108,7 +108,37 @@ def add_fragment(
         "created": now(),
     }
     write(folder(workspace, "fragments", f"{record['id']}.json"), record)
+    note_fate(workspace, str(record["id"]), REMEMBERED)
     return record
+
+
+#: What becomes of a fragment, as ``fates.jsonl`` keeps it: every fragment is remembered,
+#: then pending (in ``fragments/``) until it is in a core, dropped by a review, aged out or
+#: purged. ``hippo sleep audit`` reads it, and names a fragment that is in no state.
+REMEMBERED, IN_A_CORE, DROPPED, AGED_OUT, PURGED, RESTORED = (
+    "remembered",
+    "in a core",
+    "dropped",
+    "aged out",
+    "purged",
+    "restored",
+)
+
+
+def note_fate(workspace: Workspace, fragment_id: str, fate: str, why: str = "") -> None:
+    """Add a line to ``fates.jsonl``: what became of ``fragment_id``, and why (never its
+    words: a draft and an operation, or a core's id)."""
+    record = {"id": fragment_id, "fate": fate, "at": now()}
+    append_record(workspace, "fates.jsonl", {**record, "why": why} if why else record)
+
+
+def fates(workspace: Workspace) -> dict[str, dict[str, Any]]:
+    """Every fragment ever remembered here, with the last thing that became of it."""
+    found: dict[str, dict[str, Any]] = {}
+    for line in _lines(folder(workspace, "fates.jsonl")):
+        if isinstance(line.get("id"), str):
+            found[line["id"]] = line
+    return found
 
 
 def fragments(workspace: Workspace) -> list[dict[str, Any]]:
@@ -124,8 +154,9 @@ def fragments(workspace: Workspace) -> list[dict[str, Any]]:
     return found
 
 
-def prune(workspace: Workspace, ids: list[str], why: str) -> list[str]:
-    """Move the fragments ``ids`` that still exist to ``pruned/``; returns those moved."""
+def prune(workspace: Workspace, ids: list[str], why: str, fate: str) -> list[str]:
+    """Move the fragments ``ids`` that still exist to ``pruned/``, their ``fate`` noted
+    (:data:`IN_A_CORE`, :data:`DROPPED`, :data:`AGED_OUT`); returns those moved."""
     moved = []
     for fragment_id in ids:
         source = folder(workspace, "fragments", f"{fragment_id}.json")
@@ -136,8 +167,65 @@ def prune(workspace: Workspace, ids: list[str], why: str) -> list[str]:
         record.update(pruned_at=now(), pruned_because=why)
         write(folder(workspace, "pruned", source.name), record)
         source.unlink(missing_ok=True)
+        note_fate(workspace, fragment_id, fate, why)
         moved.append(fragment_id)
     return moved
+
+
+def restore(workspace: Workspace, ids: list[str]) -> list[str]:
+    """Move the fragments ``ids`` back from ``pruned/`` to short-term (a purge gives back
+    what the forgotten core only held); returns those moved."""
+    moved = []
+    for fragment_id in ids:
+        source = folder(workspace, "pruned", f"{fragment_id}.json")
+        record = records_one(source)
+        if record is None:
+            continue
+        for key in ("pruned_at", "pruned_because"):
+            record.pop(key, None)
+        write(folder(workspace, "fragments", source.name), record)
+        source.unlink(missing_ok=True)
+        note_fate(workspace, fragment_id, RESTORED)
+        moved.append(fragment_id)
+    return moved
+
+
+def scrub_texts(workspace: Workspace, texts: list[str]) -> int:
+    """Take ``texts`` out of the briefs, the drafts and the JSON-lines records (events,
+    what the webhook and the ripple kept): a string value holding one becomes
+    ``[purged]``. The count of records rewritten."""
+    if not texts:
+        return 0
+    changed = 0
+    for name in ("briefs", "drafts"):
+        for path in sorted(folder(workspace, name).glob("*.json")):
+            record = records_one(path)
+            if record is not None and _scrubbed(record, texts):
+                write(path, record)
+                changed += 1
+    for name in ("events.jsonl", "notified.jsonl", "ripples.jsonl"):
+        path = folder(workspace, name)
+        lines = _lines(path)
+        hit = [line for line in lines if _scrubbed(line, texts)]
+        if hit:
+            body = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+            atomic_write(path, body)
+            changed += len(hit)
+    return changed
+
+
+def _scrubbed(value: Any, texts: list[str]) -> bool:
+    """Replace, in place, every string of ``value`` (a dict or list) that holds one of
+    ``texts`` with ``[purged]``; whether anything was."""
+    found = False
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in list(items):
+        if isinstance(item, str) and any(t in item for t in texts):
+            value[key] = "[purged]"
+            found = True
+        elif isinstance(item, dict | list) and _scrubbed(item, texts):
+            found = True
+    return found
 
 
 # -- briefs -------------------------------------------------------------------------------
