@@ -32,6 +32,8 @@ LOCAL_ONLY = [
     "/.hippo/sleep/state.json",
     "/.hippo/sleep/events.jsonl",
     "/.hippo/sleep/sleep.lock",
+    "/.hippo/sleep/serve.lock",
+    "/.hippo/sleep/serve.token",
 ]
 
 

@@ -30,6 +30,8 @@ LOCAL = (
     ".hippo/sleep/state.json",
     ".hippo/sleep/events.jsonl",
     ".hippo/sleep/sleep.lock",
+    ".hippo/sleep/serve.lock",
+    ".hippo/sleep/serve.token",
 )
 COMMANDS = (
     (
