@@ -9,7 +9,8 @@ import os
 def process_alive(pid: int) -> bool:
     """Whether process ``pid`` runs. One that ended and that nobody reaped yet (a zombie,
     which a container's first process may never reap) has ended; one this user may not
-    signal, or that cannot be told, counts as running, so it is left alone."""
+    signal, or that cannot be told, counts as running, so it is left alone. A pid no
+    process can have (0, negative, past what the platform's pid type holds) has none."""
     if pid <= 0:
         return False
     if pid == os.getpid():
@@ -17,6 +18,8 @@ def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
+        return False
+    except (OverflowError, ValueError):  # too large for a C pid_t: no such process
         return False
     except OSError:
         return True

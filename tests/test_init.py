@@ -39,6 +39,7 @@ LOCAL_ONLY = [
     "/.hippo/sleep/ripples.json",
     "/.hippo/sleep/model.json",
     "/.hippo/sleep/serve.lock",
+    "/.hippo/sleep/serve.token",
 ]
 
 

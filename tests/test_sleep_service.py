@@ -7,6 +7,7 @@ standard library's HTTP client.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -40,8 +41,25 @@ class Served:
         token: str | None = None,
         headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
+        status, _, data = self.raw(method, path, body, token=token, headers=headers)
+        return status, json.loads(data)
+
+    def raw(
+        self,
+        method: str,
+        path: str,
+        body: bytes | str | None = None,
+        *,
+        token: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> tuple[int, http.client.HTTPMessage, bytes]:
+        """The status, headers and bytes of one answer; a body is sent as JSON unless
+        ``headers`` name a Content-Type (or ``None`` as one, to send none)."""
         conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
         sent = dict(headers or {})
+        if body is not None and "Content-Type" not in sent:
+            sent["Content-Type"] = "application/json"
+        sent = {name: value for name, value in sent.items() if value is not None}
         bearer = self.token if token is None else token
         if bearer:
             sent["Authorization"] = f"Bearer {bearer}"
@@ -49,10 +67,12 @@ class Served:
         response = conn.getresponse()
         data = response.read()
         conn.close()
-        return response.status, json.loads(data)
+        return response.status, response.headers, data
 
 
-def start(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def start(
+    root: Path, *args: str, env: dict[str, str] | None = None, umask: int = -1
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "hippo_core", "sleep", "serve", *args],
         cwd=root,
@@ -60,18 +80,28 @@ def start(root: Path, *args: str, env: dict[str, str] | None = None) -> subproce
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        umask=umask,
     )
 
 
-def serving(root: Path, *args: str, token: str = "", env: dict[str, str] | None = None) -> Served:
-    process = start(root, "--port", "0", *args, env=env)
+def serving(
+    root: Path,
+    *args: str,
+    token: str = "",
+    env: dict[str, str] | None = None,
+    umask: int = -1,
+) -> Served:
+    """A service started in ``root``; its bearer is ``token``, or the one it made (from the
+    viewer's address it prints)."""
+    process = start(root, "--port", "0", *args, env=env, umask=umask)
     assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line:
+    line, viewer = process.stdout.readline(), process.stdout.readline()
+    if not viewer:
         raise AssertionError(process.stderr.read() if process.stderr else "no output")
     address = line.split("http://", 1)[1].split(" ", 1)[0]
     host, port = address.rsplit(":", 1)
-    return Served(process, host, int(port), token)
+    made = viewer.split("?token=", 1)[1].split(" ", 1)[0] if "?token=" in viewer else ""
+    return Served(process, host, int(port), token or ("" if made == "..." else made))
 
 
 def stop(served: Served) -> str:
@@ -212,7 +242,7 @@ def test_bad_requests_get_words_and_a_4xx_and_change_nothing(sleepy: Sleepy) -> 
             "POST",
             "/nudge",
             body=iter([b"{" * 65536] * 20),
-            headers={"Authorization": "Bearer s3cret"},
+            headers={"Authorization": "Bearer s3cret", "Content-Type": "application/json"},
             encode_chunked=True,
         )
         answer = chunks.getresponse()
@@ -341,17 +371,19 @@ def test_a_service_killed_mid_sleep_leaves_records_the_next_start_goes_on_from(
     make_distribution(site, "hippo_sleep_killer", KILLER)
     for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
         sleepy.remember(text, "deploy")
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write('\n[sleep.serve]\nbearer_token = "kill-me"\n')  # no bearer to write
     env = {
         "PYTHONPATH": str(site),
         "HIPPO_LOAD_PLUGINS": "sleep,hippo_sleep_killer",
         "HIPPO_TEST_KILL_AT": str(step),
     }
-    doomed = serving(sleepy.root, env=env)
+    doomed = serving(sleepy.root, env=env, token="kill-me")
     with pytest.raises((ConnectionError, http.client.HTTPException, OSError)):
         doomed.ask("POST", "/sleep?without_brief=true")
     doomed.process.communicate(timeout=30)
     assert doomed.process.returncode == -9
-    served = serving(sleepy.root)  # the next start, without the killer
+    served = serving(sleepy.root, token="kill-me")  # the next start, without the killer
     try:
         status, found = served.ask("GET", "/status")
         assert status == 200
@@ -388,7 +420,7 @@ INITIALIZE = json.dumps(
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
-def test_the_mcp_mount_moves_and_the_host_check_turns_on(sleepy: Sleepy) -> None:
+def test_the_mcp_mount_moves_and_the_allowed_hosts_variable_adds_names(sleepy: Sleepy) -> None:
     env = {"HIPPO_SLEEP_MCP_MOUNT": "/tools/mcp"}
     served = serving(sleepy.root, env=env)
     try:
@@ -397,14 +429,437 @@ def test_the_mcp_mount_moves_and_the_host_check_turns_on(sleepy: Sleepy) -> None
         assert served.ask("POST", "/mcp", INITIALIZE, headers=MCP_HEADERS)[0] == 404
     finally:
         stop(served)
-    served = serving(sleepy.root, env={"HIPPO_SLEEP_MCP_ALLOWED_HOSTS": "memory.example:7424"})
+    served = serving(sleepy.root, env={"HIPPO_SLEEP_MCP_ALLOWED_HOSTS": "memory.example"})
     try:
-        conn = http.client.HTTPConnection(served.host, served.port, timeout=30)
-        conn.request("POST", "/mcp", body=INITIALIZE, headers=MCP_HEADERS)
-        assert conn.getresponse().status == 421  # this Host is not one it was told to take
-        conn.close()
+        # The names it adds are taken on every route, /mcp's too; the service's own still.
+        for host in ("memory.example", f"memory.example:{served.port}", None):
+            headers = {**MCP_HEADERS, **({"Host": host} if host else {})}
+            assert served.ask("POST", "/mcp", INITIALIZE, headers=headers)[0] == 200, host
+            assert served.ask("GET", "/status", headers=headers)[0] == 200, host
+        headers = {**MCP_HEADERS, "Host": "other.example"}
+        assert served.ask("POST", "/mcp", INITIALIZE, headers=headers)[0] == 421
     finally:
         stop(served)
+    refused = start(sleepy.root, "--port", "0", env={"HIPPO_SLEEP_MCP_ALLOWED_HOSTS": "a b"})
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 1 and "HIPPO_SLEEP_MCP_ALLOWED_HOSTS: 'a b' is not a Host" in err
     refused = start(sleepy.root, "--port", "0", env={"HIPPO_SLEEP_MCP_MOUNT": "/status"})
     _, err = refused.communicate(timeout=60)
     assert refused.returncode == 1 and "HIPPO_SLEEP_MCP_MOUNT='/status'" in err
+
+
+# -- Safe by default: the service answers only its own origin (issue 26) -------------------
+
+
+def kept(root: Path) -> dict[str, bytes]:
+    """Every file of the cycle's store, the notes and the review records, as they are now
+    (the service's own lock aside): what a refused request must leave as it was."""
+    found = {}
+    for folder in ("notes", ".hippo/sleep", ".hippo/proposals", ".hippo/receipts"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file() and path.name != "serve.lock":
+                found[path.relative_to(root).as_posix()] = path.read_bytes()
+    return found
+
+
+def with_work(sleepy: Sleepy, settings: str = "") -> None:
+    """A workspace where every route that may change something would: fragments and a
+    brief to sleep on, and the voice card on."""
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write(f"\n[sleep.voice]\nenabled = true\n{settings}")
+    for text in ("deploys run from main", "deploy from main only", "main is where we deploy"):
+        sleepy.remember(text, "deploy")
+    sleepy.ok("brief", "--summary", "deploys mattered")
+
+
+CARD = json.dumps({"text": "short and plain", "why": "a test"})
+CALL = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "read_note", "arguments": {"path": "Home.md"}},
+    }
+)
+#: Every route with the method and body that would change something or read something.
+EVERY_ROUTE = [
+    ("GET", "/", None),
+    ("GET", "/health", None),
+    ("GET", "/status", None),
+    ("POST", "/sleep", None),
+    ("POST", "/nudge", '{"pid": 1}'),
+    ("POST", "/tend", None),
+    ("POST", "/check", None),
+    ("GET", "/queue", None),
+    ("GET", "/history", None),
+    ("GET", "/events", None),
+    ("GET", "/voice", None),
+    ("PUT", "/voice", CARD),
+    ("GET", "/voice/history", None),
+    ("GET", "/viewer", None),
+    ("POST", "/mcp", CALL),
+    ("POST", "/mcp", INITIALIZE),
+]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_foreign_host_is_refused_on_every_route_and_mcp_and_changes_nothing(
+    sleepy: Sleepy,
+) -> None:
+    """S1, DNS rebinding: a page whose name now resolves to 127.0.0.1 sends its own name as
+    the Host. Every route and /mcp answer 421 with the bearer itself, and nothing moves."""
+    import anyio
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with_work(sleepy)
+    served = serving(sleepy.root)
+    port = served.port
+    try:
+        before = kept(sleepy.root)
+        foreign = [
+            "evil.test",
+            f"evil.test:{port}",
+            f"127.0.0.1.evil.test:{port}",
+            f"localhost.:{port}",
+            f"localhost:{port + 1}",
+            f"127.0.0.1:{port}.evil.test",
+            f"127.0.0.2:{port}",
+            f"[::2]:{port}",
+            "localhost",
+        ]
+        for host in foreign:
+            for method, path, body in EVERY_ROUTE:
+                headers = {**MCP_HEADERS, "Host": host}
+                status, _, data = served.raw(method, path, body, headers=headers)
+                assert status == 421, (host, method, path, data)
+                assert f"not Host: {host};" in json.loads(data)["error"]
+        assert kept(sleepy.root) == before  # no event, no draft, no voice card, no note
+        for host in (
+            f"127.0.0.1:{port}",
+            f"localhost:{port}",
+            f"LocalHost:{port}",
+            f"[::1]:{port}",
+        ):
+            assert served.ask("GET", "/health", headers={"Host": host})[0] == 200, host
+
+        async def tools(host: str | None) -> Any:
+            headers = {
+                "Authorization": f"Bearer {served.token}",
+                **({"Host": host} if host else {}),
+            }
+            with anyio.fail_after(30):
+                async with (
+                    httpx2.AsyncClient(headers=headers, timeout=30) as client,
+                    streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=client) as (
+                        read,
+                        write,
+                        *_,
+                    ),
+                    ClientSession(read, write) as mcp,
+                ):
+                    await mcp.initialize()
+                    return await mcp.call_tool("read_note", {"path": "Home.md"})
+
+        assert not anyio.run(tools, None).is_error  # the SDK's own client, on our own name
+        with pytest.raises(ExceptionGroup) as refused:  # and on a rebound one: nothing
+            anyio.run(tools, f"evil.test:{port}")
+        assert "Server returned an error response" in repr(refused.value)
+        assert kept(sleepy.root) == before
+    finally:
+        assert "Traceback" not in stop(served)
+
+
+def test_allowed_hosts_adds_names_with_their_port_or_any(sleepy: Sleepy) -> None:
+    port = free_port()
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write(f'\n[sleep.serve]\nallowed_hosts = ["Hippo.LAN:{port}", "memory.example"]\n')
+    served = serving(sleepy.root, "--port", str(port))
+    try:
+        assert served.port == port
+        for host in (f"hippo.lan:{port}", "memory.example", "memory.example:443"):
+            assert served.ask("GET", "/status", headers={"Host": host})[0] == 200, host
+        for host in ("hippo.lan", f"hippo.lan:{port + 1}", "other.example"):
+            assert served.ask("GET", "/status", headers={"Host": host})[0] == 421, host
+    finally:
+        assert "Traceback" not in stop(served)
+    settings = (sleepy.root / ".hippo" / "settings.toml").read_text()
+    (sleepy.root / ".hippo" / "settings.toml").write_text(
+        settings.replace('"memory.example"', '"http://memory.example/"')
+    )
+    refused = start(sleepy.root, "--port", "0")
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 1 and "allowed_hosts" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_a_change_from_another_origin_or_not_in_json_is_refused(sleepy: Sleepy) -> None:
+    """S2, cross-site requests: with no bearer at all (bearer = "none"), a POST or PUT a
+    page of another origin could send (a form, text/plain, no-cors fetch) is refused, and
+    nothing moves; the service's own origin and programs that send JSON are served."""
+    with_work(sleepy, '[sleep.serve]\nbearer = "none"\n')
+    served = serving(sleepy.root)
+    port = served.port
+    assert served.token == ""
+    changes = [
+        ("POST", "/sleep", "{}"),
+        ("POST", "/nudge", '{"pid": 1}'),
+        ("POST", "/tend", "{}"),
+        ("POST", "/check", "{}"),
+        ("PUT", "/voice", CARD),
+        ("POST", "/mcp", CALL),
+    ]
+    refusals: list[tuple[dict[str, str | None], int]] = [
+        ({"Origin": "http://evil.test"}, 403),
+        ({"Origin": f"http://evil.test:{port}"}, 403),
+        ({"Origin": f"http://localhost:{port + 1}"}, 403),  # the same site, another origin
+        ({"Origin": f"https://127.0.0.1:{port}.evil.test"}, 403),
+        ({"Origin": "null"}, 403),
+        ({"Sec-Fetch-Site": "cross-site"}, 403),
+        ({"Sec-Fetch-Site": "same-site"}, 403),
+        ({"Content-Type": "text/plain"}, 415),
+        ({"Content-Type": "text/plain;charset=UTF-8"}, 415),
+        ({"Content-Type": "application/x-www-form-urlencoded"}, 415),
+        ({"Content-Type": "multipart/form-data; boundary=x"}, 415),
+        ({"Content-Type": None}, 415),  # a body, and no type said
+    ]
+    try:
+        before = kept(sleepy.root)
+        for method, path, body in changes:
+            for headers, code in refusals:
+                sent = {**MCP_HEADERS, **headers} if path == "/mcp" else headers
+                status, _, data = served.raw(method, path, body, headers=sent)
+                assert status == code, (method, path, headers, data)
+            # No body, but a type a form sends: refused all the same.
+            status, _, _ = served.raw(method, path, headers={"Content-Type": "text/plain"})
+            assert status == 415, (method, path)
+        assert kept(sleepy.root) == before
+        own = f"http://127.0.0.1:{port}"
+        assert served.ask("POST", "/check", "{}", headers={"Origin": own})[0] == 200
+        assert served.ask("POST", "/tend", headers={"Sec-Fetch-Site": "same-origin"})[0] == 200
+        assert served.ask("POST", "/tend")[0] == 200  # no body, no type: a program's POST
+        typed = {"Content-Type": "application/json; charset=utf-8"}
+        assert served.ask("PUT", "/voice", CARD, headers=typed)[0] == 200
+    finally:
+        assert "Traceback" not in stop(served)
+
+
+def test_with_no_bearer_set_the_service_makes_one_keeps_it_owner_only_and_asks_for_it(
+    sleepy: Sleepy,
+) -> None:
+    import stat
+
+    path = sleepy.root / ".hippo" / "sleep" / "serve.token"
+    served = serving(sleepy.root, umask=0)  # owner-only whatever the umask
+    try:
+        assert served.token and path.read_text().strip() == served.token
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        subprocess.run(["git", "init", "-q"], cwd=sleepy.root, check=True)
+        ignored = subprocess.run(["git", "check-ignore", "-q", str(path)], cwd=sleepy.root)
+        assert ignored.returncode == 0  # never committed: hippo init ignored it
+        status, said = served.ask("GET", "/status", token="")
+        assert status == 401 and ".hippo/sleep/serve.token" in said["error"]
+        for scheme in ("Bearer", "bearer", "BEARER", "bEaReR"):  # RFC 7235: any case
+            sent = {"Authorization": f"{scheme} {served.token}"}
+            assert served.ask("GET", "/status", token="", headers=sent)[0] == 200, scheme
+        before = kept(sleepy.root)
+        for route in ("/status", "/events", "/health", "/queue", "/"):  # ?token= on /viewer only
+            assert served.ask("GET", f"{route}?token={served.token}", token="")[0] == 401
+        for route in ("/sleep", "/nudge", "/tend", "/check", "/mcp"):
+            assert served.ask("POST", f"{route}?token={served.token}", token="")[0] == 401
+        assert kept(sleepy.root) == before
+        status, headers, page = served.raw("GET", f"/viewer?token={served.token}", token="")
+        assert status == 200 and b"<title>hippo sleep</title>" in page
+        # A browser without the bearer is told how to open the page, as a page.
+        status, headers, page = served.raw("GET", "/viewer", token="", headers=BROWSER)
+        assert status == 401 and headers["Content-Type"].startswith("text/html")
+        assert b"/viewer?token=" in page and b".hippo/sleep/serve.token" in page
+        assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+        assert served.ask("GET", "/viewer", token="")[0] == 401  # a program: words in JSON
+    finally:
+        assert "Traceback" not in stop(served)
+    again = serving(sleepy.root)  # the same bearer on the next start
+    try:
+        assert again.token == served.token
+    finally:
+        stop(again)
+    path.chmod(0o644)  # a copy others could read (as git checks files out) is no bearer
+    refused = start(sleepy.root, "--port", "0")
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 1 and "serve.token can be read by others" in err
+    path.unlink()
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write('\n[sleep.serve]\nbearer_token_env = "HIPPO_SLEEP_BEARER"\n')
+    chosen = serving(sleepy.root, env={"HIPPO_SLEEP_BEARER": "chosen-one"}, token="chosen-one")
+    try:  # the bearer you set wins, and hippo keeps none of its own
+        assert chosen.ask("GET", "/status")[0] == 200 and not path.exists()
+    finally:
+        stop(chosen)
+
+
+BROWSER = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+
+
+def test_bearer_none_serves_without_one_on_loopback_only(sleepy: Sleepy) -> None:
+    settings = sleepy.root / ".hippo" / "settings.toml"
+    with settings.open("a") as handle:
+        handle.write('\n[sleep.serve]\nbearer = "none"\n')
+    served = serving(sleepy.root)
+    try:
+        assert served.token == "" and served.ask("GET", "/status")[0] == 200
+        assert not (sleepy.root / ".hippo" / "sleep" / "serve.token").exists()
+    finally:
+        stop(served)
+    refused = start(sleepy.root, "--host", "0.0.0.0", "--port", "0")
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 1
+    assert err.startswith(
+        'error: hippo sleep serve will not listen on 0.0.0.0 with bearer = "none"'
+    )
+    with settings.open("a") as handle:
+        handle.write('bearer_token = "and-one"\n')
+    refused = start(sleepy.root, "--port", "0")
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 1 and 'bearer = "none" and a bearer_token' in err
+
+
+TOO_BIG = [
+    "100000000000000000000000000000",
+    "0",
+    "-1",
+    "4194305",
+    "true",
+    "false",
+    "1.5",
+    "1e400",
+    '"1"',
+    "[1]",
+]
+
+
+def test_no_nudge_can_stop_the_heartbeat(sleepy: Sleepy) -> None:
+    """S3: a pid out of range is a 400 on the route and a tool error over MCP; after them
+    all, a nudge still makes the heartbeat tick."""
+    import anyio
+    import httpx2
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    from hippo_core import process_alive
+
+    for pid in (10**29, 2**63, -(10**29), 4194305, 2**31):
+        assert process_alive(pid) is False, pid  # never raises, on any int
+    served = serving(sleepy.root)
+    try:
+        for pid in TOO_BIG:
+            status, said = served.ask("POST", "/nudge", f'{{"pid": {pid}}}')
+            assert status == 400 and "from 1 to 4194304" in said["error"], pid
+
+        async def nudges() -> list[Any]:
+            headers = {"Authorization": f"Bearer {served.token}"}
+            url = f"http://{served.host}:{served.port}/mcp"
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=30) as client,
+                streamable_http_client(url, http_client=client) as (read, write, *_),
+                ClientSession(read, write) as mcp,
+            ):
+                await mcp.initialize()
+                return [await mcp.call_tool("nudge", {"pid": pid}) for pid in (10**29, 0, True)]
+
+        assert all(answer.is_error for answer in anyio.run(nudges))
+        assert served.ask("GET", "/status")[1]["service"]["last_tick_at"] is None
+        assert served.ask("POST", "/nudge")[0] == 200
+        assert wait_for(lambda: served.ask("GET", "/status")[1]["service"]["last_tick_at"])
+    finally:
+        assert "Traceback" not in stop(served)
+
+
+def test_a_tick_that_fails_is_told_and_the_next_one_runs(tmp_path: Path, hippo: HippoRunner):
+    """The heartbeat survives a failing tick: the error is in /status and in a
+    ``tick_failed`` event, and the next tick (a nudge's) runs."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    make_sleepy(root, hippo, "[sleep]\nwarmup_seconds = 1\n")  # never slept: a tick in 1 s
+    state = root / ".hippo" / "sleep" / "state.json"
+    state.mkdir(parents=True)  # where the tick keeps its state, a folder: it cannot write
+    served = serving(root)
+    try:
+        error = wait_for(lambda: served.ask("GET", "/status")[1]["service"]["last_error"])
+        assert "state.json" in error
+        failed = wait_for(
+            lambda: [
+                e for e in served.ask("GET", "/events")[1]["events"] if e["event"] == "tick_failed"
+            ]
+        )
+        assert failed[0]["error"] == error
+        state.rmdir()
+        assert served.ask("POST", "/nudge")[0] == 200
+        ticked = wait_for(lambda: served.ask("GET", "/status")[1]["service"]["last_tick_at"])
+        assert ticked and served.ask("GET", "/status")[1]["service"]["last_error"] is None
+    finally:
+        err = stop(served)
+    assert "Traceback" not in err and "the tick failed: " in err
+
+
+def test_every_query_field_takes_ascii_digits_in_range_only(service: Served) -> None:
+    """S4: Unicode digits that str.isdigit takes and int() does not (or does) are a 400."""
+    for raw in ("%C2%B9", "%D9%A1", "%EF%BC%91", "0", "10001", "-1", "", "1.0", "+1", "1e3"):
+        status, said = service.ask("GET", f"/events?limit={raw}")
+        assert status == 400 and said["error"].startswith("limit "), raw
+    assert service.ask("GET", "/events?limit=10000")[0] == 200
+    status, said = service.ask("POST", "/sleep?without_brief=maybe")
+    assert status == 400 and said["error"] == "without_brief 'maybe': give true or false"
+    assert service.ask("POST", "/sleep?without_brief=FALSE")[0] == 200
+
+
+def test_a_slow_or_idle_client_is_cut_and_the_others_are_served(sleepy: Sleepy) -> None:
+    """S5: half a request line, nothing at all, a header every 0.3 s, or half of the next
+    request on a kept-alive connection: each is cut within the bound
+    (request_timeout_seconds, 1 s here), with a 408 when it had begun a request, while a
+    whole request is served meanwhile."""
+    import socket
+
+    with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
+        handle.write("\n[sleep.serve]\nrequest_timeout_seconds = 1\n")
+    served = serving(sleepy.root)
+    host = f"Host: 127.0.0.1:{served.port}\r\nAuthorization: Bearer {served.token}\r\n".encode()
+    slow = [socket.create_connection((served.host, served.port)) for _ in range(4)]
+    try:
+        began = time.monotonic()
+        slow[0].sendall(b"GET /sta")
+        slow[2].sendall(b"GET /status HTTP/1.1\r\n" + host)
+        slow[3].sendall(b"GET /health HTTP/1.1\r\n" + host + b"\r\n")
+        answer = http.client.HTTPResponse(slow[3])
+        answer.begin()
+        assert answer.status == 200 and answer.read()  # answered whole, and kept alive
+        answer.close()
+        slow[3].sendall(b"GET /he")
+        assert served.ask("GET", "/health")[0] == 200  # the others are served meanwhile
+        for _ in range(10):
+            with contextlib.suppress(OSError):
+                slow[2].sendall(b"X-Drip: 1\r\n")
+            time.sleep(0.3)
+        for number, connection in enumerate(slow):
+            connection.settimeout(10)
+            said = b""
+            while chunk := connection.recv(65536):
+                said += chunk
+            if number == 1:  # it sent nothing: closed without a word
+                assert said == b""
+            else:
+                assert said.startswith(b"HTTP/1.1 408"), number
+                assert said.endswith(b"too long to arrive\n"), number
+        assert time.monotonic() - began < 6
+        assert served.ask("GET", "/health")[0] == 200
+    finally:
+        for connection in slow:
+            connection.close()
+        assert "Traceback" not in stop(served)

@@ -172,6 +172,44 @@ class SleepServe(BaseModel):
         description='A system keyring entry holding the bearer, as "service/name" (needs the '
         "keyring package).",
     )
+    bearer: Literal["auto", "none"] = Field(
+        "auto",
+        description='"auto": the bearer set above, or one made on first start and kept in '
+        '.hippo/sleep/serve.token; "none": no bearer (loopback only).',
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description='More Host headers to answer, as "name:port" (that port) or "name" (any).',
+    )
+    request_timeout_seconds: float = Field(
+        10.0,
+        ge=1,
+        le=600,
+        description="A client has this long to send a whole request, from connecting or from "
+        "its last answer.",
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if not host_entry(entry):
+                raise ValueError(
+                    f"{entry!r} is not a Host: give a name or address, with :port or without "
+                    '(e.g. "hippo.lan:7424", "[fe80::1]:7424")'
+                )
+        return [entry.lower() for entry in value]
+
+
+def host_entry(entry: str) -> bool:
+    """Whether ``entry`` is a Host header value: a DNS name, an IPv4 address or a bracketed
+    IPv6 address, with ``:port`` (1 to 65535) or without."""
+    found = re.fullmatch(
+        r"(\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)(?::([0-9]{1,5}))?",
+        entry,
+        re.ASCII | re.IGNORECASE,
+    )
+    return found is not None and (found.group(2) is None or 1 <= int(found.group(2)) <= 65535)
 
 
 class SleepSettings(BaseModel):

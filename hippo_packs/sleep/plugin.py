@@ -37,6 +37,7 @@ LOCAL = (
     ".hippo/sleep/ripples.json",
     ".hippo/sleep/model.json",
     ".hippo/sleep/serve.lock",
+    ".hippo/sleep/serve.token",
 )
 COMMANDS = (
     (

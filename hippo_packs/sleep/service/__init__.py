@@ -8,8 +8,9 @@ file lock in ``.hippo/sleep/``), so a sleep started from one place excludes the 
 route that finds it taken answers 409.
 
 The rooms: :mod:`.heartbeat` (the service's thread and state), :mod:`.app` (the routes),
-:mod:`.guard` (what every request meets first), :mod:`.mcp` (``/mcp``); this module
-starts and stops it. Each request opens the workspace afresh, as each command does.
+:mod:`.guard` (what every request meets first), :mod:`.bearer` (the bearer it asks for),
+:mod:`.limits` (how long a client may take), :mod:`.mcp` (``/mcp``); this module starts
+and stops it. Each request opens the workspace afresh, as each command does.
 
 Starlette and uvicorn come with the ``serve`` extra (``pip install 'hippo-memory[serve]'``).
 """
@@ -17,13 +18,12 @@ Starlette and uvicorn come with the ``serve`` extra (``pip install 'hippo-memory
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import socket
 import sys
 from typing import TYPE_CHECKING
 
 from hippo_core import file_lock
-from hippo_packs.sleep.config import bearer_of
+from hippo_packs.sleep.service import bearer
 from hippo_packs.sleep.service.heartbeat import Service, warmup
 from hippo_packs.sleep.service.mcp import Refused
 
@@ -35,16 +35,6 @@ if TYPE_CHECKING:
 INSTALL = "pip install 'hippo-memory[serve]'"
 
 
-def loopback(host: str) -> bool:
-    """Whether ``host`` is reachable only from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str], None]) -> int:
     """Serve the workspace at ``root`` until interrupted; the exit code."""
     try:
@@ -54,20 +44,16 @@ def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str],
         raise Refused(f"hippo sleep serve needs starlette and uvicorn: {INSTALL}") from None
     from hippo_packs.sleep.records import store
     from hippo_packs.sleep.service.app import make_app, routes
-    from hippo_packs.sleep.service.mcp import mcp_mount
+    from hippo_packs.sleep.service.guard import Gate
+    from hippo_packs.sleep.service.mcp import mcp_mount, more_hosts
 
     probe = Service(root, "thread", 300.0)
     cycle = probe.cycle()
     settings = cycle.settings
     host = settings.serve.host if host is None else host
     port = settings.serve.port if port is None else port
-    token = bearer_of(settings.serve, "[sleep.serve]")
-    if not token and not loopback(host):
-        raise Refused(
-            f"hippo sleep serve will not listen on {host} without a bearer: anyone who reaches "
-            "it could sleep, tend and read the queue. Set bearer_token_env (or bearer_token, "
-            "bearer_token_keyring) under [sleep.serve], or listen on 127.0.0.1"
-        )
+    given = bearer.chosen(settings.serve, host)
+    hosts = [*settings.serve.allowed_hosts, *more_hosts()]
     with contextlib.suppress(ImportError):
         import mcp  # noqa: F401  (with the SDK, /mcp is served: its mount must be sound)
 
@@ -78,20 +64,33 @@ def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str],
                 "another hippo sleep serve runs for this workspace; stop it first (one "
                 "service per workspace)"
             )
+        token = given or bearer.made(cycle.workspace)
         listener = _listen(host, port)
         bound_host, bound_port = listener.getsockname()[:2]
+        gate = Gate.made(bound_host, bound_port, token.token, token.kept, hosts)
         service = Service(root, settings.mode, settings.heartbeat, first_wait=warmup(cycle))
         service.start()
+        address = f"http://{_shown(bound_host)}:{bound_port}"
         say(
             f"hippo sleep serve: listening on http://{bound_host}:{bound_port} "
             f"({settings.mode} mode, a tick every {settings.heartbeat:g} s"
-            f"{'' if token else ', no bearer'})"
+            f"{'' if token.token else ', no bearer'})"
         )
+        if token.made:
+            say(f"the viewer: {address}/viewer?token={token.token} ({token.kept})")
+        elif token.token:
+            say(f"the viewer: {address}/viewer?token=... ({token.kept})")
+        else:
+            say(f"the viewer: {address}/viewer")
         try:
-            _run(make_app(service, token), listener)
+            _run(make_app(service, gate), listener, settings.serve.request_timeout_seconds)
         finally:
             service.stop()
     return 0
+
+
+def _shown(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -108,10 +107,19 @@ def _listen(host: str, port: int) -> socket.socket:
     return listener
 
 
-def _run(app: Starlette, listener: socket.socket) -> None:
+def _run(app: Starlette, listener: socket.socket, request_seconds: float) -> None:
     import uvicorn
 
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    from hippo_packs.sleep.service.limits import LIMITS, bounded
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        access_log=False,
+        http=bounded(request_seconds),
+        **LIMITS,
+    )
     # uvicorn stops on SIGINT and SIGTERM itself, finishing the requests it is serving.
     uvicorn.Server(config).run(sockets=[listener])
     sys.stderr.flush()

@@ -1,21 +1,27 @@
 """The HTTP routes, each a function of one request; the service it serves is the app's
 state (``request.app.state.service``).
 
-Whatever a request does wrong gets an answer in words and a 4xx: no bearer or a wrong one
-401, a body that is not JSON 400, one over 1 MiB 413, an unknown route 404, a method a
-route does not take 405. A problem of the workspace (settings, the store) is a 400 naming
-it; a sleep running elsewhere 409; only hippo's own bug is a 500, and even that says what
-happened in one line.
+Whatever a request does wrong gets an answer in words and a 4xx: a Host the service does
+not answer to 421, no bearer or a wrong one 401, a change asked from another origin 403, a
+body that is not ``application/json`` 415, one that is not JSON (or a field out of its
+range) 400, one over 1 MiB 413, an unknown route 404, a method a route does not take 405.
+A problem of the workspace (settings, the store) is a 400 naming it; a sleep running
+elsewhere 409; only hippo's own bug is a 500, and even that says what happened in one line.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import functools
+import hashlib
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import HippoError
-from hippo_packs.sleep.service.guard import Guard, error, json_body
+from hippo_packs.sleep.service.guard import PAGE_HEADERS, Gate, Guard, error, json_body
+from hippo_packs.sleep.service.heartbeat import sender_pid
 from hippo_packs.sleep.service.mcp import mcp_manager, mcp_mount
 
 if TYPE_CHECKING:
@@ -79,7 +85,10 @@ async def sleep(request: Request) -> JSONResponse:
 
     await json_body(request)
     service = _service(request)
-    without = request.query_params.get("without_brief", "false").lower() in ("1", "true")
+    raw = request.query_params.get("without_brief", "false")
+    if raw.lower() not in ("0", "1", "false", "true"):
+        return error(400, f"without_brief {raw!r}: give true or false")
+    without = raw.lower() in ("1", "true")
     answer = await run(lambda: actions.sleep_now(service.for_route(), without_brief=without))
     if answer.status_code == 200 and not json.loads(bytes(answer.body)).get("ok"):
         answer.status_code = 409  # one chain at a time: review the open one first
@@ -88,9 +97,10 @@ async def sleep(request: Request) -> JSONResponse:
 
 async def nudge(request: Request) -> JSONResponse:
     body = await json_body(request)
-    sender = body.get("pid")
-    if sender is not None and (not isinstance(sender, int) or isinstance(sender, bool)):
-        return error(400, "pid, when given, is the process id (a whole number) of the session")
+    try:
+        sender = sender_pid(body.get("pid"))
+    except HippoError as exc:
+        return error(400, str(exc))
     service = _service(request)
     return await run(lambda: service.nudge(sender))
 
@@ -134,7 +144,7 @@ async def events(request: Request) -> JSONResponse:
     from hippo_packs.sleep.records import store
 
     raw = request.query_params.get("limit", "50")
-    if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
+    if not (raw.isascii() and raw.isdigit()) or not 1 <= int(raw) <= 10_000:
         return error(400, f"limit {raw!r}: give a whole number from 1 to 10000")
     limit, service = int(raw), _service(request)
     return await run(
@@ -170,12 +180,32 @@ async def voice_history(request: Request) -> JSONResponse:
 
 
 async def viewer(request: Request) -> Response:
-    from importlib.resources import files
-
     from starlette.responses import HTMLResponse
 
+    page, policy = viewer_page()
+    return HTMLResponse(page, headers={**PAGE_HEADERS, "Content-Security-Policy": policy})
+
+
+@functools.cache
+def viewer_page() -> tuple[str, str]:
+    """The viewer's page and its Content-Security-Policy: nothing but its own script and
+    style (named by their hashes) runs, and no page may frame it."""
+    from importlib.resources import files
+
     page = files("hippo_packs.sleep").joinpath("viewer", "index.html").read_text("utf-8")
-    return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+    script = re.search(r"<script>(.*?)</script>", page, re.DOTALL)
+    style = re.search(r"<style>(.*?)</style>", page, re.DOTALL)
+    assert script is not None and style is not None, "the viewer lost its script or style"
+    policy = (
+        f"default-src 'self'; script-src '{_sha256(script.group(1))}'; "
+        f"style-src '{_sha256(style.group(1))}'; base-uri 'none'; form-action 'none'; "
+        "frame-ancestors 'none'"
+    )
+    return page, policy
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode()
 
 
 async def not_found(request: Request, exc: Exception) -> JSONResponse:
@@ -232,8 +262,8 @@ def listed(found: list[Route]) -> list[str]:
     return names
 
 
-def make_app(service: Service, token: str) -> Starlette:
-    """The HTTP routes of ``service``, every one behind ``token`` when it is set."""
+def make_app(service: Service, gate: Gate) -> Starlette:
+    """The HTTP routes of ``service``, every one behind ``gate``."""
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.routing import Route
@@ -260,5 +290,5 @@ def make_app(service: Service, token: str) -> Starlette:
         lifespan=lifespan,
     )
     app.state.service, app.state.routes = service, listed(found)
-    app.add_middleware(Guard, token=token)
+    app.add_middleware(Guard, gate=gate)
     return app

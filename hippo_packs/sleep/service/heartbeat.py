@@ -3,6 +3,8 @@ what ``/status`` says of both."""
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,6 +17,8 @@ if TYPE_CHECKING:
 
 #: How long a route waits for a sleep or tend running elsewhere before it answers 409.
 ROUTE_LOCK_WAIT = 1.0
+#: The highest pid a session can have: Linux's ceiling for ``pid_max`` (2**22).
+PID_MAX = 4194304
 
 
 @dataclass
@@ -75,25 +79,41 @@ class Service:
             if self._stop.is_set():
                 return
             sender, self._waiting_for = self._waiting_for, None
-            if sender is not None:
-                settle(sender, self._nudge_wait, self._stop)
-            self.tick()
+            try:
+                if sender is not None:
+                    settle(sender, self._nudge_wait, self._stop)
+                self.tick()
+            except Exception as exc:  # one bad beat must not end the heartbeat
+                self.failed(f"{type(exc).__name__}: {exc}")
 
     def tick(self) -> dict[str, Any] | None:
-        """One tick, its outcome kept for ``/status``; a problem is kept, not raised."""
+        """One tick, its outcome kept for ``/status``; a problem is kept and told (the
+        ``tick_failed`` event), not raised."""
         from hippo_packs.sleep import actions
 
         try:
             done = actions.tick(self.cycle())
         except HippoError as exc:
-            self.last_error = str(exc)
+            self.failed(str(exc))
             return None
         except Exception as exc:  # the heartbeat goes on; the problem is shown in /status
-            self.last_error = f"{type(exc).__name__}: {exc}"
+            self.failed(f"{type(exc).__name__}: {exc}")
             return None
         self.last_tick = {"at": time.time(), **done}
         self.last_error = None
         return done
+
+    def failed(self, problem: str) -> None:
+        """A beat that failed: ``problem`` goes to ``/status``, the events (``tick_failed``,
+        once while the same problem lasts) and the service's stderr."""
+        told, self.last_error = self.last_error, problem
+        if problem == told:
+            return
+        print(f"hippo sleep serve: the tick failed: {problem}", file=sys.stderr, flush=True)
+        # A workspace that cannot be opened (its settings broken) has nowhere to keep an
+        # event: /status and stderr say it then.
+        with contextlib.suppress(Exception):
+            self.cycle().emit("tick_failed", error=problem)
 
     def nudge(self, sender: int | None) -> dict[str, Any]:
         """Your turn: a tick now, which redrafts what was denied whatever the clock says.
@@ -101,6 +121,7 @@ class Service:
         waits for ``sender`` (the pid of the session that nudged) to end, never killing it."""
         from hippo_packs.sleep import actions
 
+        sender = sender_pid(sender)
         cycle = self.for_route()
         if self.mode != "thread":
             return actions.nudge(cycle)
@@ -145,3 +166,15 @@ def settle(pid: int, timeout: float, stop: threading.Event | None = None) -> boo
 
 def iso(moment: float | None) -> str | None:
     return None if moment is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+
+
+def sender_pid(value: Any) -> int | None:
+    """The pid a nudge names (None for none); anything but a whole number from 1 to
+    :data:`PID_MAX` is an error."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= PID_MAX:
+        raise HippoError(
+            f"pid, when given, is the process id of the session: a whole number from 1 to {PID_MAX}"
+        )
+    return value

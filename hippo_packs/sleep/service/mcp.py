@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from hippo_core import HippoError, Tool, ToolArguments
+from hippo_packs.sleep.service.heartbeat import PID_MAX
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.service.heartbeat import Service
 
-#: Where MCP is served, and the Host headers it takes (the SDK's check, off unless set).
+#: Where MCP is served, and more Host headers the service answers to (beside
+#: ``[sleep.serve] allowed_hosts``, on every route).
 MCP_MOUNT, MCP_HOSTS = "HIPPO_SLEEP_MCP_MOUNT", "HIPPO_SLEEP_MCP_ALLOWED_HOSTS"
 
 
@@ -25,8 +27,24 @@ class NudgeArguments(ToolArguments):
     """The service's ``nudge`` tool: who nudged, so the tick waits for it."""
 
     pid: int | None = Field(
-        None, ge=1, description="Your session's process id: the tick waits for it to end."
+        None,
+        ge=1,
+        le=PID_MAX,
+        description="Your session's process id: the tick waits for it to end.",
     )
+
+
+def more_hosts() -> list[str]:
+    """The Host values ``$HIPPO_SLEEP_MCP_ALLOWED_HOSTS`` adds (comma-separated)."""
+    from hippo_packs.sleep.config import host_entry
+
+    hosts = [h.strip() for h in os.environ.get(MCP_HOSTS, "").split(",") if h.strip()]
+    for host in hosts:
+        if not host_entry(host):
+            raise Refused(
+                f"{MCP_HOSTS}: {host!r} is not a Host; give name:port values, comma-separated"
+            )
+    return [host.lower() for host in hosts]
 
 
 def mcp_mount(taken: set[str]) -> str:
@@ -60,13 +78,9 @@ def mcp_manager(service: Service) -> Any:
         NudgeArguments,
         nudge,
     )
-    hosts = [h.strip() for h in os.environ.get(MCP_HOSTS, "").split(",") if h.strip()]
-    # The bearer guards the endpoint; the SDK's Host check is on when hosts are named.
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=bool(hosts),
-        allowed_hosts=hosts,
-        allowed_origins=[f"http://{host}" for host in hosts],
-    )
+    # The service's guard checks the Host and the Origin of every request, /mcp's too,
+    # before the SDK sees it; the SDK's own check would know fewer of the names.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     # Stateless: every request is whole, as every route's is.
     return StreamableHTTPSessionManager(
         app=mcp_server(tools, service.root),
