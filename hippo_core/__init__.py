@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from hippo_core.notes.edit import EditError, note_digest
     from hippo_core.notes.note import Note
     from hippo_core.notes.text import split_frontmatter
+    from hippo_core.outbound import outbound_opener, outbound_url_problem, shown_url
     from hippo_core.packs.evals import case_folder
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
@@ -150,6 +151,8 @@ _HOMES = {
     "hippo_core.dream.packs": ("load_packs",),
     # Model backends.
     "hippo_core.dream.backends": ("OpenAIBackend", "api_key_from_env"),
+    # Outbound requests.
+    "hippo_core.outbound": ("outbound_opener", "outbound_url_problem", "shown_url"),
     # MCP tools.
     "hippo_core.mcp.tool": ("Tool", "ToolArguments"),
     "hippo_core.mcp.server": ("mcp_server",),
@@ -251,6 +254,8 @@ __all__ = [
     "mcp_server",
     "new_id",
     "note_digest",
+    "outbound_opener",
+    "outbound_url_problem",
     "print_json",
     "process_alive",
     "proposal_record",
@@ -265,6 +270,7 @@ __all__ = [
     "session_records",
     "settings_table",
     "settle",
+    "shown_url",
     "split_frontmatter",
     "subcommand",
     "update_settings",

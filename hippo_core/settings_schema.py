@@ -214,6 +214,10 @@ def _shown_value(values: dict[str, Any], loc: tuple[int | str, ...]) -> str:
             value = value[part]
         except (KeyError, IndexError, TypeError):
             return "nothing"
+    if isinstance(value, str) and "://" in value and "@" in value:
+        from hippo_core.outbound import shown_url
+
+        value = shown_url(value)  # a password in a URL is not echoed back
     text = tomlkit.item(value).as_string() if value is not None else "nothing"
     return text if len(text) <= 60 else text[:57] + "..."
 

@@ -20,12 +20,15 @@ class _Quiet(ThreadingHTTPServer):
 
 
 def start_server(
-    handler: Callable[..., BaseHTTPRequestHandler], monkeypatch: pytest.MonkeyPatch
+    handler: Callable[..., BaseHTTPRequestHandler],
+    monkeypatch: pytest.MonkeyPatch,
+    host: str = "127.0.0.1",
 ) -> tuple[str, Callable[[], None]]:
-    """Serve with ``handler``, proxies off; returns the base URL and an idempotent stop."""
+    """Serve with ``handler`` on ``host`` (any of 127.0.0.0/8 reaches loopback on Linux),
+    proxies off; returns the base URL and an idempotent stop."""
     for proxy in PROXIES:
         monkeypatch.delenv(proxy, raising=False)
-    httpd = _Quiet(("127.0.0.1", 0), handler)
+    httpd = _Quiet((host, 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     stopped = False
@@ -38,4 +41,56 @@ def start_server(
             httpd.server_close()
             thread.join()
 
-    return f"http://127.0.0.1:{httpd.server_address[1]}/", stop
+    return f"http://{host}:{httpd.server_address[1]}/", stop
+
+
+class Heard(list[dict[str, Any]]):
+    """What a recorder heard: each request's method, path, headers and body bytes."""
+
+    def credentials(self) -> list[str]:
+        return [
+            h["headers"].get("Authorization", "") for h in self if "Authorization" in h["headers"]
+        ]
+
+
+def recorder(
+    monkeypatch: pytest.MonkeyPatch,
+    host: str = "127.0.0.2",
+    *,
+    status: int = 200,
+    location: str = "",
+) -> tuple[str, Heard, Callable[[], None]]:
+    """A server on ``host`` that keeps every request, whatever its method, and answers
+    ``status`` (with ``Location: location`` when given: a redirect to somewhere else)."""
+    heard = Heard()
+
+    class Handler(BaseHTTPRequestHandler):
+        def handle_one(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(size) if size else b""
+            heard.append(
+                {
+                    "method": self.command,
+                    "path": self.path,
+                    "headers": dict(self.headers),
+                    "body": body,
+                }
+            )
+            try:
+                self.send_response(status)
+                if location:
+                    self.send_header("Location", location)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"{}")
+            except OSError:
+                pass
+
+        do_GET = do_POST = do_PUT = handle_one
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    url, stop = start_server(Handler, monkeypatch, host)
+    return url, heard, stop

@@ -83,6 +83,7 @@ PUBLIC = {
     ],
     "rendering prompts": ["load_packs", "render_prompt"],
     "model backends": ["OpenAIBackend", "api_key_from_env"],
+    "outbound requests": ["outbound_opener", "outbound_url_problem", "shown_url"],
     "mcp tools": ["Tool", "ToolArguments", "mcp_server"],
     "cli helpers for plugin commands": [
         "JSON_OPTION",

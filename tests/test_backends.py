@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -28,7 +29,7 @@ from hippo_core.transcripts.privacy import MODEL_CALL_MARKER
 from hippo_core.workspace import Workspace
 
 from .conftest import WorkspaceMaker
-from .local_http import start_server
+from .local_http import recorder, start_server
 from .models import calls, model_settings, scripted_model
 
 #: The line every prompt hippo sends begins with.
@@ -426,3 +427,49 @@ def test_the_key_variable_is_read_when_the_backend_is_made(
     server.reply("ok")
     model.complete("prompt")
     assert server.requests[0]["headers"]["Authorization"] == "Bearer first"
+
+
+def test_openai_a_redirect_is_unreachable_and_the_key_never_reaches_the_other_host(
+    make_workspace: WorkspaceMaker, monkeypatch: pytest.MonkeyPatch
+):
+    """W1: urllib followed a 302 from the chat POST to any host as a GET, with the key, and
+    took its answer for the model's."""
+    elsewhere, stolen, stop_elsewhere = recorder(monkeypatch, "127.0.0.2")
+    url, heard, stop = recorder(monkeypatch, status=302, location=f"{elsewhere}stolen")
+    monkeypatch.setenv("HIPPO_TEST_KEY", "sk-sleepmodel-KEY-0123456789abcdef")
+    model = backend(make_workspace(openai_settings(f"{url}v1", key_env="HIPPO_TEST_KEY")), "openai")
+    with pytest.raises(ModelUnreachable) as caught:
+        model.complete("The prompt, with the fragments.")
+    assert str(caught.value) == (
+        f"openai backend at {url}v1/chat/completions: answered 302 to {elsewhere}stolen: "
+        "hippo does not follow redirects"
+    )
+    assert heard.credentials() == ["Bearer sk-sleepmodel-KEY-0123456789abcdef"]
+    assert stolen == []
+    stop()
+    stop_elsewhere()
+
+
+def test_openai_on_this_machine_never_goes_through_the_proxy(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+):
+    """In a process of its own (urllib keeps the proxies it first read), with ``http_proxy``
+    set and no ``no_proxy``: the key and the prompt go to the server on 127.0.0.1."""
+    proxy, proxied, stop_proxy = recorder(monkeypatch, "127.0.0.2")
+    server.reply("from the model")
+    script = (
+        "import sys\n"
+        "from hippo_core import OpenAIBackend\n"
+        "model = OpenAIBackend(sys.argv[1] + 'chat/completions', 'm', 10, 5.0, 'sk-local-0123')\n"
+        "print(model.complete('prompt').text)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k.lower() != "no_proxy"}
+    env["http_proxy"] = proxy
+    run = subprocess.run(
+        [sys.executable, "-c", script, server.url], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "from the model\n"
+    assert proxied == [] and len(server.requests) == 1
+    assert server.requests[0]["headers"]["Authorization"] == "Bearer sk-local-0123"
+    stop_proxy()

@@ -1,7 +1,8 @@
 """docs/sleep.md, followed step by step: every ```console block runs in order in one
 workspace and prints what the chapter says (``...`` stands for any text, as in
-tests/test_tutorial.py); every ```toml block is a valid ``[sleep]`` table and every
-```json block a valid list of review decisions.
+tests/test_tutorial.py); every ```toml block is a valid ``[sleep]`` table, every
+```json block a valid list of review decisions, and the ```python block is the webhook
+receiver's check, which tests/test_sleep_notify.py runs against real signed POSTs.
 
 A draft id in a command (``d20261201T093000000000Z-1a2b``) stands for the draft the night
 made: the chapter cannot know it, so the run puts the real one in its place.
@@ -46,6 +47,10 @@ def test_the_sleep_chapter_runs_as_written(tmp_path: Path, hippo: HippoRunner):
         if info == "json":
             decisions = json.loads("\n".join(body))
             assert all({"op", "verdict"} <= set(d) for d in decisions), where
+            continue
+        if info == "python":
+            code = "\n".join(body)
+            assert code.startswith("import hashlib\n") and "def verified(" in code, where
             continue
         assert info == "console", f"{where}: a ```{info} block is not checked"
         for step in console(body, start + 1, "sleep.md"):

@@ -17,6 +17,7 @@ import pytest
 
 from hippo_core.processes import process_alive
 from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.local_http import recorder
 from tests.requires import missing
 from tests.sleep_scene import Sleepy, make_sleepy
 
@@ -260,3 +261,70 @@ def test_a_server_that_dies_mid_answer_fails_the_sleep_and_spends_the_brief(
     status = night.json("sleep", "status")
     assert status["brief"] is None and "The last sleep failed" in status["say"]
     assert night.drafts() == [] and "sleep_failed" in night.events()
+
+
+KEY = "sk-local-LIFECYCLE-0123456789abcdef"
+
+
+def test_the_start_line_in_events_has_the_api_key_masked(
+    night: Sleepy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """W4: model_started kept the start command whole, --api-key and all; it is served by
+    GET /events and sent by the webhook. The program and the other arguments stay."""
+    monkeypatch.setenv("HIPPO_TEST_LOCAL_KEY", KEY)
+    managed(night, tmp_path, free_port())
+    settings = (night.root / ".hippo" / "settings.toml").read_text()
+    settings = settings.replace(
+        'server_args = "--reply-file', f'server_args = "--api-key {KEY} --reply-file'
+    )
+    settings = settings.replace(
+        "timeout_seconds = 10", 'timeout_seconds = 10\napi_key_env = "HIPPO_TEST_LOCAL_KEY"', 1
+    )
+    (night.root / ".hippo" / "settings.toml").write_text(settings)
+    ticked = sleep_on_three(night)
+    assert ticked["check"]["slept"]["outcome"] == "drafted"  # the server took the key
+    [started] = [e for e in night.json("sleep", "events") if e["event"] == "model_started"]
+    command = started["command"]
+    assert command[0] == str(tmp_path / "llama-server") and "-m" in command
+    assert command[command.index("--api-key") + 1] == "[redacted:secret]"
+    assert KEY not in (night.root / ".hippo" / "sleep" / "events.jsonl").read_text()
+
+
+def test_a_start_line_that_fails_names_its_arguments_with_the_key_masked(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    managed(night, tmp_path, free_port())
+    port = free_port()
+    start = (
+        f"{tmp_path / 'llama-server'} -m {tmp_path / 'missing.gguf'} --port {port} "
+        f"--api-key={KEY} --hf-token hf_abcdefghijklmnopqrstuvwxyz0123"
+    )
+    with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
+        handle.write(f"start = {json.dumps(start)}\n")
+    ticked = sleep_on_three(night)
+    slept = ticked["check"]["slept"]
+    assert slept["outcome"] == "failed" and "exited with status" in slept["error"]
+    assert "--api-key=[redacted:secret] --hf-token [redacted:secret])" in slept["error"]
+    events = (night.root / ".hippo" / "sleep" / "events.jsonl").read_text()
+    assert "model_start_failed" in events and KEY not in events and "hf_abcdef" not in events
+    assert KEY not in json.dumps(ticked)
+
+
+def test_a_model_server_that_redirects_never_gives_the_key_to_the_other_host(
+    night: Sleepy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """W1 for [sleep.model]: the prompt and the key went on to the host a 302 named, and
+    its answer was taken for the model's."""
+    elsewhere, stolen, stop_elsewhere = recorder(monkeypatch, "127.0.0.2")
+    url, heard, stop = recorder(monkeypatch, status=302, location=f"{elsewhere}stolen")
+    monkeypatch.setenv("SLEEP_KEY", "sk-sleepmodel-KEY-0123456789abcdef")
+    lines = ["", "[sleep.model]", f'url = "{url}v1"', 'api_key_env = "SLEEP_KEY"']
+    with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    slept = sleep_on_three(night)["check"]["slept"]
+    assert slept["outcome"] == "failed"
+    assert f"answered 302 to {elsewhere}stolen: hippo does not follow redirects" in slept["error"]
+    assert heard.credentials() == ["Bearer sk-sleepmodel-KEY-0123456789abcdef"]
+    assert stolen == [] and night.drafts() == []
+    stop()
+    stop_elsewhere()

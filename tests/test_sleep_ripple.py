@@ -18,8 +18,9 @@ import pytest
 from hippo_packs.sleep.config import SleepRipple, SleepSettings
 from hippo_packs.sleep.wake.ripple import NOBODY, NUDGE, message
 from tests.conftest import HippoRunner, WorkspaceMaker
+from tests.local_http import recorder
 from tests.sleep_scene import Sleepy, make_sleepy
-from tests.test_sleep_notify import webhook
+from tests.test_sleep_notify import receiver_check, webhook
 
 ROOT = os.name == "posix" and os.geteuid() == 0
 
@@ -190,6 +191,41 @@ def test_an_endpoint_ripple_posts_the_event_and_its_message(
     assert posted["body"]["message"].startswith(NOBODY)
     [kept] = [r for r in ripples(night) if r["event"] == "draft_submitted"]
     assert (kept["ripple"], kept["status"]) == ("posted", 200)
+    stop()
+
+
+def test_an_endpoint_that_redirects_elsewhere_never_gives_the_bearer_away(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """W1: the endpoint answers 302 to another host: not followed, a failed ripple."""
+    elsewhere, stolen, stop_elsewhere = recorder(monkeypatch, "127.0.0.2")
+    url, heard, stop = recorder(monkeypatch, status=302, location=f"{elsewhere}elsewhere")
+    night = make_sleepy(make_workspace(), hippo)
+    monkeypatch.setenv("RIPPLE_BEARER", "ripple-bearer-SECRET-42")
+    ripple_settings(night, type="endpoint", url=f"{url}ripple", bearer_token_env="RIPPLE_BEARER")
+    draft_now(night)
+    [kept] = [r for r in ripples(night) if r["event"] == "draft_submitted"]
+    assert kept["ripple"] == "failed"
+    assert kept["error"] == (
+        f"the endpoint answered 302 to {elsewhere}elsewhere: hippo does not follow redirects"
+    )
+    assert heard.credentials() == ["Bearer ripple-bearer-SECRET-42"] and stolen == []
+    stop()
+    stop_elsewhere()
+
+
+def test_an_endpoint_ripple_is_signed_as_the_webhook_is(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    verified = receiver_check()
+    url, heard, stop = webhook(monkeypatch)
+    night = make_sleepy(make_workspace(), hippo)
+    monkeypatch.setenv("RIPPLE_SECRET", "ripple-signing-key")
+    ripple_settings(night, type="endpoint", url=f"{url}ripple", secret_env="RIPPLE_SECRET")
+    draft_now(night)
+    [posted] = [h for h in heard if h["body"]["event"] == "draft_submitted"]
+    assert verified("ripple-signing-key", posted["headers"], posted["raw"]) is True
+    assert verified("another", posted["headers"], posted["raw"]) is False
     stop()
 
 

@@ -367,13 +367,18 @@ class OpenAIBackend:
         with the bytes read before it was dropped."""
         import http.client
         import urllib.error
-        import urllib.request
 
+        from hippo_core.outbound import outbound_opener
+
+        # The key goes to this url only: a redirect is refused, never followed.
+        opener = outbound_opener(allow_link_local=True)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with opener.open(request, timeout=self.timeout) as response:
                 if response.length is not None and response.length > MAX_REPLY_BYTES:
                     return None, 0
                 return _read_capped(response, deadline)
+        except HippoError as exc:
+            raise self._unreachable(str(exc)) from None
         except urllib.error.HTTPError as exc:
             with exc:
                 raise self._unreachable(f"answered HTTP {exc.code}: {_error_body(exc)}") from None

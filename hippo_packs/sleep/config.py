@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from hippo_core import HippoError
 
@@ -70,6 +70,20 @@ class SleepModel(BaseModel):
     lifecycle: SleepLifecycle = Field(default_factory=SleepLifecycle)  # type: ignore[arg-type]
 
 
+def _sendable_url(value: str, info: ValidationInfo) -> str:
+    """A URL a bearer and the cycle's events may be sent to (see ``outbound_url_problem``)."""
+    from hippo_core import outbound_url_problem
+
+    problem = value and outbound_url_problem(
+        value,
+        allow_plain_http=bool(info.data.get("allow_plain_http")),
+        allow_link_local=bool(info.data.get("allow_link_local")),
+    )
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
 #: The events the webhook hears unless ``[sleep.notify] events`` says otherwise.
 NOTIFY_EVENTS = ["draft_submitted", "sleep_failed", "chain_ended", "purged"]
 
@@ -79,6 +93,13 @@ class SleepNotify(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
+    # Declared before webhook_url, whose check reads them.
+    allow_plain_http: bool = Field(
+        False, description="Allow plain http:// to another machine (default: https only)."
+    )
+    allow_link_local: bool = Field(
+        False, description="Allow a link-local or cloud-metadata address (169.254.0.0/16...)."
+    )
     webhook_url: str = Field("", description="POST each chosen event here as JSON; empty: off.")
     bearer_token: str = Field(
         "", description="The bearer to present (bearer_token_env keeps it out)."
@@ -87,17 +108,15 @@ class SleepNotify(BaseModel):
     bearer_token_keyring: str = Field(
         "", description='A system keyring entry holding it, as "service/name".'
     )
+    secret: str = Field("", description="The key that signs each body (secret_env keeps it out).")
+    secret_env: str = Field("", description="An environment variable holding the signing key.")
+    secret_keyring: str = Field("", description='A keyring entry holding it, as "service/name".')
     events: list[str] = Field(
         default_factory=lambda: list(NOTIFY_EVENTS), description="The events to send."
     )
     timeout_seconds: float = Field(10.0, gt=0, description="How long one POST may take.")
 
-    @field_validator("webhook_url")
-    @classmethod
-    def _http(cls, value: str) -> str:
-        if value and not re.match(r"https?://", value):
-            raise ValueError("must be an http:// or https:// URL, or empty")
-        return value
+    _sendable = field_validator("webhook_url")(_sendable_url)
 
 
 #: The events that wake the main model unless ``[sleep.ripple] events`` says otherwise.
@@ -124,16 +143,28 @@ class SleepRipple(BaseModel):
     run_as: str = Field("", description="The account the script runs as (required as root).")
     stdin: bool = Field(False, description="Send the message on stdin instead of in {message}.")
     timeout_seconds: float = Field(900.0, gt=0, description="How long one ripple may run.")
+    # Declared before url, whose check reads them.
+    allow_plain_http: bool = Field(
+        False, description="Allow plain http:// to another machine (default: https only)."
+    )
+    allow_link_local: bool = Field(
+        False, description="Allow a link-local or cloud-metadata address (169.254.0.0/16...)."
+    )
     url: str = Field("", description="The endpoint to POST to, for type = endpoint.")
     bearer_token: str = Field("", description="The endpoint's bearer.")
     bearer_token_env: str = Field("", description="An environment variable holding it.")
     bearer_token_keyring: str = Field("", description='A keyring entry, as "service/name".')
+    secret: str = Field("", description="The key that signs each body (X-Hippo-Signature-256).")
+    secret_env: str = Field("", description="An environment variable holding the signing key.")
+    secret_keyring: str = Field("", description='A keyring entry holding it, as "service/name".')
     events: list[str] = Field(
         default_factory=lambda: list(RIPPLE_EVENTS), description="The events that ripple."
     )
     messages: dict[str, str] = Field(
         default_factory=dict, description="Your wording per event (and tend_resubmitted_terminal)."
     )
+
+    _sendable = field_validator("url")(_sendable_url)
 
     @field_validator("type")
     @classmethod
@@ -288,32 +319,42 @@ class SleepSettings(BaseModel):
 def bearer_of(block: SleepServe | SleepNotify | SleepRipple, table: str) -> str:
     """The bearer a block names: from its environment variable, the system keyring or the
     block itself (the first that is set); "" for none. A pointer to nothing is an error."""
+    return _credential(block, table, "bearer_token")
+
+
+def secret_of(block: SleepNotify | SleepRipple, table: str) -> str:
+    """The key that signs what a block sends, found as :func:`bearer_of` finds a bearer."""
+    return _credential(block, table, "secret")
+
+
+def _credential(block: BaseModel, table: str, key: str) -> str:
     import os
 
-    if block.bearer_token_env:
-        value = os.environ.get(block.bearer_token_env, "")
+    variable, entry = getattr(block, f"{key}_env"), getattr(block, f"{key}_keyring")
+    if variable:
+        value = os.environ.get(variable, "")
         if not value:
             raise HippoError(
-                f"{table} bearer_token_env names {block.bearer_token_env}, which is not set: "
+                f"{table} {key}_env names {variable}, which is not set: "
                 "export it, or change the setting"
             )
         return value
-    if block.bearer_token_keyring:
-        service, _, name = block.bearer_token_keyring.partition("/")
+    if entry:
+        service, _, name = entry.partition("/")
         try:
             import keyring  # type: ignore[import-not-found, unused-ignore]
         except ImportError:
             raise HippoError(
-                f"{table} bearer_token_keyring needs the keyring package: pip install keyring"
+                f"{table} {key}_keyring needs the keyring package: pip install keyring"
             ) from None
         value = keyring.get_password(service, name) or ""
         if not value:
             raise HippoError(
-                f"{table} bearer_token_keyring: the keyring has no password for service "
+                f"{table} {key}_keyring: the keyring has no password for service "
                 f"{service!r}, name {name!r}"
             )
         return str(value)
-    return block.bearer_token
+    return str(getattr(block, key))
 
 
 def load(workspace: Any, plugins: Any) -> tuple[SleepSettings, list[str]]:

@@ -1,11 +1,12 @@
 """A model server program for the lifecycle tests, started and stopped by hippo itself.
 
-``python model_server.py -m MODEL --host H --port P [--reply-file F] [--ready-after S]``:
-the arguments llama.cpp's ``llama-server`` takes for the same job. It answers ``POST
-/v1/chat/completions`` with the text of the reply file (its whole content; none: ``{}``)
-and ``GET /health`` with 503 until ``--ready-after`` seconds have passed, then 200, as a
-server loading its model does; with ``--die-on-call`` it dies in the middle of its first
-answer. MODEL must be an existing file. It needs nothing from the test
+``python model_server.py -m MODEL --host H --port P [--reply-file F] [--ready-after S]
+[--api-key KEY]``: the arguments llama.cpp's ``llama-server`` takes for the same job. It
+answers ``POST /v1/chat/completions`` with the text of the reply file (its whole content;
+none: ``{}``), and with ``--api-key`` a request without ``Authorization: Bearer KEY`` with
+401, as llama-server does; ``GET /health`` with 503 until ``--ready-after`` seconds have
+passed, then 200, as a server loading its model does; with ``--die-on-call`` it dies in the
+middle of its first answer. MODEL must be an existing file. It needs nothing from the test
 suite, so hippo can start it as any program.
 """
 
@@ -27,6 +28,7 @@ def main() -> int:
     parser.add_argument("--reply-file", default="")
     parser.add_argument("--ready-after", type=float, default=0.0)
     parser.add_argument("--die-on-call", action="store_true")
+    parser.add_argument("--api-key", default="")
     given = parser.parse_args()
     if not os.path.isfile(given.model):
         sys.stderr.write(f"no model file {given.model}\n")
@@ -43,6 +45,9 @@ def main() -> int:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if given.api_key and self.headers.get("Authorization") != f"Bearer {given.api_key}":
+                self.answer(401, {"error": {"message": "Invalid API Key"}})
+                return
             if given.die_on_call:  # a server that dies in the middle of an answer
                 self.wfile.write(b'HTTP/1.1 200 OK\r\nContent-Length: 999\r\n\r\n{"cho')
                 self.wfile.flush()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -122,6 +123,33 @@ def command(cycle: Host) -> list[str]:
     ]
 
 
+#: An option whose value is a credential: llama-server's --api-key and -hft/--hf-token,
+#: vLLM's --api-key, and any long option named for a key, token, secret or password (not
+#: one naming a file that holds it, such as --api-key-file or --ssl-key-file).
+_SECRET_OPTION = re.compile(
+    r"-hft|--(?:[\w-]*[-_])?(?:api[-_]?key|key|token|secret|password|passwd)", re.IGNORECASE
+)
+MASKED = "[redacted:secret]"
+
+
+def shown_command(argv: list[str]) -> list[str]:
+    """``argv`` as an event may keep it: the value of every option that holds a credential
+    (``--api-key VALUE``, ``--api-key=VALUE``) masked, everything else as it was."""
+    shown: list[str] = []
+    masking = False
+    for arg in argv:
+        name, equals, _ = arg.partition("=")
+        if masking:  # whatever it looks like: a key may start with "-"
+            shown.append(MASKED)
+            masking = False
+        elif _SECRET_OPTION.fullmatch(name):
+            shown.append(f"{name}={MASKED}" if equals else arg)
+            masking = not equals
+        else:
+            shown.append(arg)
+    return shown
+
+
 def _state(cycle: Host) -> dict[str, Any]:
     path = store.folder(cycle.workspace, "model.json")
     if not path.exists():
@@ -186,7 +214,7 @@ def _start(cycle: Host, state: dict[str, Any]) -> None:
         if process.poll() is not None:
             raise StartFailed(
                 f"the model's server exited with status {process.returncode} before it was "
-                f"ready ({' '.join(argv)})"
+                f"ready ({' '.join(shown_command(argv))})"
             )
         if time.monotonic() > deadline:
             _kill(process.pid)
@@ -200,7 +228,7 @@ def _start(cycle: Host, state: dict[str, Any]) -> None:
     state.update(pid=process.pid, owner="hippo", started=store.now(), last_used=store.now())
     state.pop("failed_at", None)
     _save(cycle, state)
-    cycle.emit("model_started", pid=process.pid, command=argv)
+    cycle.emit("model_started", pid=process.pid, command=shown_command(argv))
 
 
 def used(cycle: Host) -> None:

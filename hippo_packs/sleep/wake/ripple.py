@@ -5,7 +5,8 @@ A ``hippo_event`` plugin, like the webhook. ``type = "script"`` starts a command
 shell (``{message}``, ``{event}`` and ``{draft_id}`` filled in per argument; the message on
 stdin instead with ``stdin = true``; ``HIPPO_RIPPLE_EVENT``, ``HIPPO_RIPPLE_MESSAGE`` and
 ``HIPPO_RIPPLE_JSON`` in its environment) and lets it run beside the cycle; ``type =
-"endpoint"`` POSTs the event and its message with a bearer. One ripple at a time per event:
+"endpoint"`` POSTs the event and its message with a bearer (signed, with a secret, as the
+webhook signs; never followed through a redirect). One ripple at a time per event:
 while the last one for an event still runs, the next is kept and fired by the first tick
 after it ended (:func:`catch_up`); one that runs past ``timeout_seconds`` is stopped there.
 Run as root, a script needs ``run_as``, an account to run it as, and is refused without one.
@@ -212,14 +213,22 @@ def _as_account(account: str, argv: list[str]) -> list[str]:
 
 
 def _endpoint(ripple: SleepRipple, record: dict[str, Any], said: str) -> dict[str, Any]:
-    from hippo_packs.sleep.config import bearer_of
+    from hippo_packs.sleep.config import bearer_of, secret_of
     from hippo_packs.sleep.wake.notify import post_json
 
     if not ripple.url:
         raise HippoError("[sleep.ripple] type = endpoint needs url")
     token = bearer_of(ripple, "[sleep.ripple]")
+    secret = secret_of(ripple, "[sleep.ripple]")
     body = {**record, "message": said}
-    posted = post_json(ripple.url, body, token, min(ripple.timeout_seconds, 30))
+    posted = post_json(
+        ripple.url,
+        body,
+        token,
+        min(ripple.timeout_seconds, 30),
+        secret=secret,
+        allow_link_local=ripple.allow_link_local,
+    )
     if "error" in posted:
         return {"ripple": "failed", **posted, "error": f"the endpoint {posted['error']}"}
     return {"ripple": "posted", **posted}
