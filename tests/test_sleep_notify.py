@@ -356,7 +356,7 @@ def test_each_body_is_signed_and_the_documented_check_accepts_it(
     secret = "whsec-test-0123456789"
     assert verified(secret, headers, raw) is True
     assert verified("another-secret", headers, raw) is False
-    assert verified(secret, headers, raw.replace(b'"operations": 1', b'"operations": 2')) is False
+    assert verified(secret, headers, raw.replace(b'"attempt": 1', b'"attempt": 2')) is False
     later = {**headers, "X-Hippo-Timestamp": str(int(headers["X-Hippo-Timestamp"]) + 1)}
     assert verified(secret, later, raw) is False  # the time is signed too
     assert verified(secret, headers, raw, within=-1) is False  # too old: a replay

@@ -787,10 +787,10 @@ def test_a_tick_that_fails_is_told_and_the_next_one_runs(tmp_path: Path, hippo: 
     ``tick_failed`` event, and the next tick (a nudge's) runs."""
     root = tmp_path / "ws"
     root.mkdir()
-    make_sleepy(root, hippo, "[sleep]\nwarmup_seconds = 1\n")  # never slept: a tick in 1 s
+    make_sleepy(root, hippo, "[sleep]\nwarmup_seconds = 1\n")
     state = root / ".hippo" / "sleep" / "state.json"
     state.mkdir(parents=True)  # where the tick keeps its state, a folder: it cannot write
-    served = serving(root)
+    served = serving(root, env={"HIPPO_NOW": str(time.time() + 2 * 86400)})  # past bedtime
     try:
         error = wait_for(lambda: served.ask("GET", "/status")[1]["service"]["last_error"])
         assert "state.json" in error

@@ -45,13 +45,17 @@ def test_a_sleep_with_a_real_small_model_drafts_checked_operations_or_fails_clea
         night.remember(text, topic)
     brief = night.json("brief", "--summary", "Deploys and tea", "--promote", "tea")
     ticked = night.run("nudge", "--json")
-    assert ticked.code == 0 and "Traceback" not in ticked.err, ticked.err
+    assert "Traceback" not in ticked.err, ticked.err
     slept = json.loads(ticked.out)["check"]["slept"]
     assert slept.get("calls", 2) == 2, slept  # deploy (three fragments) and tea (promoted)
+    # A sleep that failed exits 1 with one error line; any other exits 0.
+    assert ticked.code == (1 if slept["outcome"] == "failed" else 0), ticked.err
     if slept["outcome"] == "failed":
         assert slept["error"].startswith(("not the JSON asked for", "the answer was cut off"))
-        assert night.json("sleep", "status")["brief"]["id"] == brief["id"]
-        assert night.drafts() == []
+        assert ticked.err == f"error: the sleep failed: {slept['error']}\n"
+        assert night.json("sleep", "status")["brief"] is None  # spent: a fresh one is asked for
+        spent = json.loads((night.root / f".hippo/sleep/briefs/{brief['id']}.json").read_text())
+        assert spent["failure"] == slept["error"] and night.drafts() == []
         return
     if slept["outcome"] == "nothing to draft":  # JSON, but no operation passed the checks
         assert night.drafts() == [], slept
