@@ -32,7 +32,7 @@ def flag(cycle: Cycle, given: str, reason: str) -> dict[str, Any]:
         "reason": reason.strip(),
         "flagged_at": store.now(),
     }
-    store.write(store.folder(cycle.workspace, "forget", f"{core.id}.json"), record)
+    store.write(store.named(cycle.workspace, "forget", core.id), record)
     return record
 
 
@@ -75,7 +75,8 @@ def purge(
     cycle: Cycle, core_id: str, path: str, reason: str, tombstone: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     workspace = cycle.workspace
-    stone_path = store.folder(workspace, "tombstones", f"{core_id}.json")
+    _check_core_path(cycle, path)
+    stone_path = store.named(workspace, "tombstones", core_id)
     if tombstone is None:
         tombstone = {
             "id": core_id,
@@ -91,14 +92,14 @@ def purge(
     core = core_notes.read_core(note, path)
     cascade = dict(tombstone.get("cascade") or {})
     texts = {core.text, *(s.split(": ", 1)[-1] for s in core.satellites)} if core else set()
-    sources = _sources(cycle, core_id)
+    sources = [i for i in _sources(cycle, core_id) if store.plain(i)]
     cascade["satellites"] = cascade.get("satellites", len(core.satellites) if core else 0)
-    shorts = [i for i in sources if store.folder(workspace, "fragments", f"{i}.json").exists()]
-    pruned = [i for i in sources if store.folder(workspace, "pruned", f"{i}.json").exists()]
+    shorts = [i for i in sources if store.named(workspace, "fragments", i).exists()]
+    pruned = [i for i in sources if store.named(workspace, "pruned", i).exists()]
     for fragment_id in shorts:
-        store.folder(workspace, "fragments", f"{fragment_id}.json").unlink(missing_ok=True)
+        store.named(workspace, "fragments", fragment_id).unlink(missing_ok=True)
     for fragment_id in pruned:
-        store.folder(workspace, "pruned", f"{fragment_id}.json").unlink(missing_ok=True)
+        store.named(workspace, "pruned", fragment_id).unlink(missing_ok=True)
     cascade["shorts"] = cascade.get("shorts", 0) + len(shorts)
     cascade["pruned"] = cascade.get("pruned", 0) + len(pruned)
     scrubbed, proposals, snapshots = _scrub(cycle, core_id, path, texts)
@@ -106,11 +107,34 @@ def purge(
     cascade["proposals_scrubbed"] = cascade.get("proposals_scrubbed", 0) + proposals
     cascade["snapshots_removed"] = cascade.get("snapshots_removed", 0) + snapshots
     note.unlink(missing_ok=True)
-    store.folder(workspace, "forget", f"{core_id}.json").unlink(missing_ok=True)
+    store.named(workspace, "forget", core_id).unlink(missing_ok=True)
     tombstone.update(state="done", cascade=cascade)
     store.write(stone_path, tombstone)
     cycle.emit("purged", ids=[core_id])
     return tombstone
+
+
+def _check_core_path(cycle: Cycle, path: object) -> None:
+    """Refuse a purge of anything but a note in the cores folder: a forget flag and a
+    tombstone are files a teammate can commit, and their ``path`` is deleted."""
+    import os
+
+    notes = os.path.realpath(cycle.workspace.notes_dir)
+    cores = os.path.realpath(os.path.join(notes, cycle.cores_dir))
+    text = path if isinstance(path, str) else ""
+    found = os.path.realpath(os.path.join(notes, text)) if text else ""
+    parts = text.split("/")
+    if (
+        not text.endswith(".md")
+        or "\0" in text
+        or os.path.isabs(text)
+        or ".." in parts
+        or not found.startswith(cores + os.sep)
+    ):
+        raise HippoError(
+            f"forget: {path!r} is not a core's note under "
+            f"{cycle.workspace.settings.notes_dir}/{cycle.cores_dir}/; nothing was purged"
+        )
 
 
 def _sources(cycle: Cycle, core_id: str) -> list[str]:
