@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from hippo_core.notes.note import Note
     from hippo_core.notes.text import split_frontmatter
     from hippo_core.outbound import outbound_opener, outbound_url_problem, shown_url
+    from hippo_core.owner_only import owner_only_append, owner_only_write
     from hippo_core.packs.evals import case_folder
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
     from hippo_core.review import review_items
     from hippo_core.sessions import session_records
     from hippo_core.settings import Settings
+    from hippo_core.terminal import printable
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
     from hippo_core.workspace import Workspace
 
@@ -103,6 +105,7 @@ _HOMES = {
     # Files and processes.
     "hippo_core.atomic": ("atomic_write",),
     "hippo_core.locks": ("file_lock",),
+    "hippo_core.owner_only": ("owner_only_append", "owner_only_write"),
     "hippo_core.jsonfiles": ("json_objects_in", "read_json_object"),
     "hippo_core.processes": ("process_alive",),
     # Notes and the context block.
@@ -164,6 +167,7 @@ _HOMES = {
         "print_json",
         "subcommand",
     ),
+    "hippo_core.terminal": ("printable",),
     # Evals.
     "hippo_core.packs.evals": ("case_folder",),
     "hippo_core.packs.evals_case": ("CaseError",),
@@ -256,7 +260,10 @@ __all__ = [
     "note_digest",
     "outbound_opener",
     "outbound_url_problem",
+    "owner_only_append",
+    "owner_only_write",
     "print_json",
+    "printable",
     "process_alive",
     "proposal_record",
     "purge_note_history",

@@ -15,6 +15,7 @@ workspace's settings, the plugins or anything else is loaded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 
@@ -51,17 +52,14 @@ class HookProblem(Exception):
 
 def log_problem(event: str, message: str) -> None:
     """Append one line to ``$HIPPO_HOME/hooks.log`` (best effort)."""
-    from hippo_core.home import hippo_home
+    from hippo_core.home import home_folder
+    from hippo_core.owner_only import owner_only_append
 
-    try:
-        home = hippo_home()
-        home.mkdir(parents=True, exist_ok=True)
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        log = home / "hooks.log"
-        with log.open("a", encoding="utf-8", errors="backslashreplace") as handle:
-            handle.write(f"{stamp} hook {event}: {message}\n")
-    except OSError:
-        pass
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    line = f"{stamp} hook {event}: {message}\n".encode("utf-8", "backslashreplace")
+    home = home_folder()
+    with contextlib.suppress(OSError):
+        owner_only_append(os.path.join(home, "hooks.log"), line, home)
 
 
 def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:

@@ -10,13 +10,21 @@ if TYPE_CHECKING:
     from os import PathLike
 
 
-def atomic_write(path: str | PathLike[str], data: bytes | str, *, durable: bool = True) -> None:
+def atomic_write(
+    path: str | PathLike[str],
+    data: bytes | str,
+    *,
+    durable: bool = True,
+    mode: int | None = None,
+) -> None:
     """Write ``data`` to ``path`` through a temporary file, fsync and rename.
 
     A reader sees the old file or the new one, never a torn mix; a crash leaves at most a
-    stray ``.<name>.*.tmp`` file beside it. An existing file keeps its permission bits.
-    ``durable=False`` skips the two fsyncs, for files hippo can derive again (thousands of
-    session records at a first ingest): still whole or absent, perhaps lost to a power cut.
+    stray ``.<name>.*.tmp`` file beside it. The file gets ``mode`` when it is given (the
+    umask aside); else an existing file keeps its permission bits and a new one gets what
+    the umask leaves of 0o666. ``durable=False`` skips the two fsyncs, for files hippo can
+    derive again (thousands of session records at a first ingest): still whole or absent,
+    perhaps lost to a power cut.
     """
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -24,17 +32,23 @@ def atomic_write(path: str | PathLike[str], data: bytes | str, *, durable: bool 
     folder, name = os.path.split(path)
     folder = folder or "."
     os.makedirs(folder, exist_ok=True)
-    fd, tmp = _temporary(folder, name)
+    keep = None
+    if mode is None:
+        with contextlib.suppress(FileNotFoundError):
+            keep = os.stat(path).st_mode & 0o7777
+    # A new file's bits come from the kernel applying the umask to 0o666 at os.open; any
+    # other mode is set on the temporary file, which stays 0o600 until then. The process
+    # umask is never read or set: setting it races with every thread creating files.
+    fd, tmp = _temporary(folder, name, 0o666 if mode is None and keep is None else 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
-        try:
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        except FileNotFoundError:
-            os.chmod(tmp, 0o666 & ~_umask())
+        wanted = mode if mode is not None else keep
+        if wanted is not None:
+            os.chmod(tmp, wanted)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -47,20 +61,14 @@ def atomic_write(path: str | PathLike[str], data: bytes | str, *, durable: bool 
 _FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
 
 
-def _temporary(folder: str, name: str) -> tuple[int, str]:
+def _temporary(folder: str, name: str, mode: int) -> tuple[int, str]:
     # What tempfile.mkstemp does, without importing tempfile (and random) on the hot path.
     while True:
         tmp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}.tmp")
         try:
-            return os.open(tmp, _FLAGS, 0o600), tmp
+            return os.open(tmp, _FLAGS, mode), tmp
         except FileExistsError:
             continue
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _fsync_dir(directory: str) -> None:

@@ -33,8 +33,16 @@ def read_cache(path: str | PathLike[str], key: str) -> Any | None:
     return stored.get("payload")
 
 
-def write_cache(path: str | PathLike[str], key: str, payload: Any) -> None:
-    """Store ``payload`` under ``key``; a failure to write is not an error."""
+def write_cache(
+    path: str | PathLike[str], key: str, payload: Any, *, owner_only: str | None = None
+) -> None:
+    """Store ``payload`` under ``key``; a failure to write is not an error. ``owner_only``
+    names the owner-only folder at or above the cache's (``$HIPPO_HOME``)."""
     data = jsontext.dumps({"hippo": __version__, "key": key, "payload": payload}, indent=None)
     with contextlib.suppress(OSError):
-        atomic_write(path, data, durable=False)
+        if owner_only is None:
+            atomic_write(path, data, durable=False)
+        else:
+            from hippo_core.owner_only import owner_only_write
+
+            owner_only_write(path, data, top=owner_only, durable=False)

@@ -65,7 +65,9 @@ def entry_points(group: str) -> list[Point]:
     stamps = [mtime for _entry, mtime in folders] + [stamp[1] for stamp in files]
     if all(mtime is None or mtime < (now - RACY_SECONDS) * 1e9 for mtime in stamps):
         payload = {"points": [list(p.as_dict().values()) for p in points], "files": files}
-        write_cache(cache, key, payload)
+        from hippo_core.home import home_folder
+
+        write_cache(cache, key, payload, owner_only=home_folder())
     return points
 
 

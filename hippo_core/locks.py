@@ -47,16 +47,28 @@ def _unlock(handle: IO[Any]) -> None:
 
 @contextlib.contextmanager
 def file_lock(
-    path: str | PathLike[str], *, wait: float | None = None, on_wait: Any = None
+    path: str | PathLike[str],
+    *,
+    wait: float | None = None,
+    on_wait: Any = None,
+    owner_only: str | PathLike[str] | None = None,
 ) -> Iterator[IO[str] | None]:
     """Hold an exclusive lock on ``path`` (created if missing) for the block.
 
     Waits for as long as it takes when ``wait`` is None, else at most ``wait`` seconds and
     then yields None (the caller decides what to say). ``on_wait`` is called once when the
-    lock is busy.
+    lock is busy. ``owner_only`` names the owner-only folder at or above the lock's folder
+    (:func:`~hippo_core.owner_only.owner_only_folder`): the lock file is then 0600.
     """
-    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
-    with open(path, "a+") as handle:
+    if owner_only is None:
+        os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+        handle = open(path, "a+")  # noqa: SIM115  (closed by the with below)
+    else:
+        from hippo_core.owner_only import owner_only_open
+
+        flags = os.O_RDWR | os.O_CREAT | os.O_APPEND
+        handle = os.fdopen(owner_only_open(path, flags, owner_only), "a+")
+    with handle:
         deadline = None if wait is None else time.monotonic() + wait
         told = False
         while not _try_lock(handle):

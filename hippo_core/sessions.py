@@ -14,10 +14,10 @@ import os
 import time
 
 from hippo_core import jsontext
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
 from hippo_core.jsonfiles import json_objects_in, read_json_object
 from hippo_core.locate import HIPPO_DIR
+from hippo_core.owner_only import owner_only_write
 from hippo_core.session_ids import DECLARED, DERIVED, session_id
 
 # The agents' hooks import this module on every prompt: typing, pathlib, datetime and
@@ -85,11 +85,12 @@ def read_record(workspace: Workspace, raw_id: str) -> dict[str, Any]:
 
 
 def write_record(workspace: Workspace, record: dict[str, Any]) -> str:
-    """Write ``record`` atomically under its id (a derived one without fsync: ingest can
-    write it again)."""
+    """Write ``record`` atomically under its id, owner-only (a derived one without fsync:
+    ingest can write it again)."""
     path = _record_file(workspace, record["id"])
     text = jsontext.dumps(record) + "\n"
-    atomic_write(path, text, durable=record.get("kind") != DERIVED)
+    durable = record.get("kind") != DERIVED
+    owner_only_write(path, text, durable=durable)
     return path
 
 
@@ -107,7 +108,8 @@ def records_lock(workspace: Workspace) -> Iterator[None]:
     """Serialise read-modify-write of records (hooks may run twice, in parallel)."""
     from hippo_core.locks import file_lock
 
-    with file_lock(workspace.inside(HIPPO_DIR, "sessions", ".lock")):
+    folder = workspace.inside(HIPPO_DIR, "sessions")
+    with file_lock(os.path.join(folder, ".lock"), owner_only=folder):
         yield
 
 

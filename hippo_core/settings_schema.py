@@ -241,7 +241,16 @@ def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
     _check_known(key)
     raw = path.read_bytes() if path.exists() else b""
     document = parse_toml(raw, shown_as)
-    document[key] = parse_value(text)
+    value = parse_value(text)
+    if key == "index_url" and isinstance(value, str):
+        from hippo_core.url_passwords import PASSWORD_ADVICE, has_password
+
+        if has_password(value):
+            raise UsageError(
+                f"index_url: not written: the URL holds a password, and {shown_as} is committed; "
+                + PASSWORD_ADVICE
+            )
+    document[key] = value
     new = dumped(document, raw)
     validate_settings(new.encode("utf-8"), shown_as=shown_as)
     atomic_write(path, new)

@@ -33,6 +33,8 @@ PUBLIC = {
         "atomic_write",
         "file_lock",
         "json_objects_in",
+        "owner_only_append",
+        "owner_only_write",
         "process_alive",
         "read_json_object",
     ],
@@ -90,6 +92,7 @@ PUBLIC = {
         "command_group",
         "current_workspace",
         "print_json",
+        "printable",
         "subcommand",
     ],
     "evals": [

@@ -173,3 +173,69 @@ def test_a_proposal_edited_by_hand_to_name_a_file_outside_is_not_applied(scene: 
         "note '../README.md' is outside the notes folder",
         None,
     )
+
+
+@pytest.mark.parametrize(
+    "bad_id", ["../../x", "../receipts/y", "/tmp/z", ".hidden", "a/b", "a..b", "", "é"]
+)
+def test_settle_refuses_a_proposal_whose_id_is_not_a_record_id(
+    make_workspace: WorkspaceMaker, tmp_path: Path, bad_id: str
+):
+    """The id names the receipt's file (and the snapshot's folder): ``../../x`` placed a
+    receipt outside .hippo/receipts/."""
+    from dataclasses import replace as changed
+
+    from hippo_core import HippoError
+
+    root = make_workspace("", {"Testing.md": TESTING})
+    workspace, plugins = Workspace.open(root), load_plugins()
+    before = files(tmp_path)
+    with pytest.raises(HippoError, match="is not a record id"):
+        settle(
+            workspace,
+            plugins,
+            changed(proposal("Testing.md", "replace"), id=bad_id),
+            Verdict("model", "confirm", ""),
+            prompt_digest=note_digest(TESTING.encode()),
+            persona="",
+            invocation={"command": "a test"},
+        )
+    assert files(tmp_path) == before  # nothing written, anywhere
+
+
+@pytest.mark.parametrize("good_id", ["20261130T061502123456Z-a1b2", "d20261130T0615Z-a1b2-op0"])
+def test_kernel_and_sleep_pack_ids_are_record_ids(good_id: str):
+    from hippo_core.dream.receipts import is_record_id
+
+    assert is_record_id(good_id)
+
+
+def test_a_proposal_whose_id_was_edited_by_hand_is_refused_and_nothing_written(scene: Scene):
+    waiting = queued(scene)
+    path = scene.root / ".hippo/proposals" / f"{waiting}.json"
+    record = json.loads(path.read_text())
+    for edited in ("../../x", "20261130T061502123456Z-beef"):
+        path.write_text(json.dumps({**record, "id": edited}))
+        before = files(scene.root.parent)
+
+        run = scene.hippo("review", waiting, "--confirm", cwd=scene.root)
+
+        assert run.code == 1 and run.out == ""
+        shown = f".hippo/proposals/{waiting}.json"
+        if edited.startswith(".."):
+            assert run.err == (
+                f"error: {shown}: id '../../x' is not a record id (a letter or digit, then "
+                "letters, digits, '_', '.' or '-', no '..')\n"
+            )
+        else:
+            assert run.err == f"error: {shown}: its id {edited!r} is not its file's name\n"
+        assert files(scene.root.parent) == before  # no receipt, no review, no note change
+        assert not (scene.root / "x.json").exists() and not (scene.root.parent / "x.json").exists()
+
+
+def test_review_of_an_id_that_is_a_path_is_no_proposal(scene: Scene):
+    queued(scene)
+    (scene.root / ".hippo" / "elsewhere.json").write_text('{"id": "x"}')
+    run = scene.hippo("review", "../elsewhere", cwd=scene.root)
+    assert run.code == 1
+    assert run.err.startswith("error: no proposal '../elsewhere' in .hippo/proposals/")

@@ -188,3 +188,56 @@ def test_a_revert_killed_at_each_step_leaves_records_that_tell_the_truth(
     assert scene.note.read_text() == TESTING
     [change] = [r for r in records if r["type"] == "change"]
     assert change["state"] == "applied"  # what the change did; its revert says it was undone
+
+
+def _edit_receipt(scene: Scene, receipt: str, **changes: object) -> None:
+    path = scene.root / ".hippo/receipts" / f"{receipt}.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+@pytest.mark.parametrize("note", ["../victim.md", "/ABSOLUTE", "Runbooks/../../victim.md"])
+def test_a_receipt_edited_to_name_a_file_outside_the_notes_is_refused_even_forced(
+    applied: tuple[Scene, str], tmp_path: Path, note: str
+):
+    """A hand-edited receipt with ``--force`` deleted or wrote ``notes_dir / note``."""
+    scene, receipt = applied
+    victim = scene.root / "victim.md"
+    victim.write_text("not a note\n")
+    note = note.replace("/ABSOLUTE", str(victim))
+    # Reverting a created note deletes it; reverting a change writes the snapshot over it.
+    for created in (True, False):
+        _edit_receipt(scene, receipt, note=note, **({"before": None} if created else {}))
+        run = scene.hippo("revert", receipt, "--force", cwd=scene.root)
+        assert run.code == 1 and run.out == ""
+        assert run.err.startswith(f"error: .hippo/receipts/{receipt}.json: note {note!r} ")
+        assert "hippo revert changes only notes" in run.err
+        assert victim.read_text() == "not a note\n"
+        assert len(scene.files("receipts")) == 1  # no revert receipt either
+
+
+def test_a_note_reached_through_a_link_out_of_the_notes_is_refused(
+    applied: tuple[Scene, str], tmp_path: Path
+):
+    scene, receipt = applied
+    away = tmp_path / "away"
+    away.mkdir()
+    (away / "Testing.md").write_text("elsewhere\n")
+    (scene.root / "notes" / "Runbooks").symlink_to(away)
+    _edit_receipt(scene, receipt, note="Runbooks/Testing.md")
+    run = scene.hippo("revert", receipt, "--force", cwd=scene.root)
+    assert run.code == 1 and "through a symbolic link" in run.err
+    assert (away / "Testing.md").read_text() == "elsewhere\n"
+
+
+def test_a_receipt_edited_to_restore_another_file_as_its_snapshot_is_refused(
+    applied: tuple[Scene, str],
+):
+    """A snapshot path leading out of .hippo/snapshots/ would copy any file into the note."""
+    scene, receipt = applied
+    (scene.root / "secret.txt").write_text("a private key\n")
+    changed = scene.note.read_text()
+    _edit_receipt(scene, receipt, snapshot="secret.txt")
+    run = scene.hippo("revert", receipt, "--force", cwd=scene.root)
+    assert run.code == 1
+    assert "the snapshot secret.txt is not in .hippo/snapshots/" in run.err
+    assert scene.note.read_text() == changed

@@ -434,3 +434,41 @@ def test_jobs_come_from_plugins_and_are_read_back_by_their_words(
         "warning: plugin hippo_wrong (hippo_wrong) registered the schedule job 'dream', which "
         "is left out: a name is lower-case letters, digits and -, and not dream\n"
     )
+
+
+@pytest.mark.parametrize("flag", ["--launchd", "--cron", "--systemd"])
+def test_a_control_character_in_the_path_is_one_line_and_nothing_installed(
+    hippo: HippoRunner,
+    launchd: Path,
+    crontab: Path,
+    systemd: Path,
+    tmp_path: Path,
+    flag: str,
+) -> None:
+    """Finding SC1: plistlib raised on \\x01 (a traceback); cron and systemd wrote it."""
+    root = tmp_path / "ws\x01y"
+    (root / ".hippo").mkdir(parents=True)
+    (root / ".hippo" / "settings.toml").write_text("")
+    run = hippo("schedule", "install", flag, cwd=root)
+    assert run.code == 1 and run.out == "", run.err
+    assert run.err == (
+        f"error: {str(root)!r}: a folder whose path has a control character cannot be "
+        "scheduled; rename it\n"
+    )
+    assert not (tmp_path / "home" / "Library" / "LaunchAgents").exists()
+    assert not crontab.exists()
+    assert not (tmp_path / "home" / ".config" / "systemd").exists()
+
+
+def test_a_control_character_in_the_environment_a_run_gets_is_one_line(
+    hippo: HippoRunner,
+    launchd: Path,
+    make_workspace: WorkspaceMaker,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "hippo\x1bhome"))
+    run = hippo("schedule", "install", "--launchd", cwd=make_workspace())
+    assert run.code == 1 and "Traceback" not in run.err
+    assert run.err.startswith("error: HIPPO_HOME (") and "has a control character" in run.err
+    assert not (tmp_path / "home" / "Library" / "LaunchAgents").exists()

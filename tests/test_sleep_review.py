@@ -371,3 +371,23 @@ def test_the_terminal_attempt_takes_the_reviewers_own_kind_and_target(
     assert "superseded_by" not in night.cores()[CORE]
     assert ": never from release branches\n" in night.cores()[CORE]
     assert ops[1]["long_term_id"] == CORE
+
+
+@pytest.mark.parametrize("edited", ["../../x", "../proposals/y", ".hidden"])
+def test_a_draft_whose_id_was_edited_by_hand_is_refused_and_nothing_written_outside(
+    night: Sleepy, chat: ChatServer, edited: str
+) -> None:
+    """A draft's id names the file it is saved to (and its proposals' ids): ``../../x``
+    wrote ``.hippo/x.json``."""
+    draft = drafted(night, chat, THREE[0])
+    path = night.root / ".hippo/sleep/drafts" / f"{draft}.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "id": edited}))
+    before = sorted(p for p in night.root.rglob("*") if ".hippo/cache" not in p.as_posix())
+
+    run = night.run("review", draft, "--approve", "0")
+
+    assert run.code == 1 and len(run.err.splitlines()) == 1, run.err
+    assert f"drafts: {edited!r} is not a record id" in run.err
+    after = sorted(p for p in night.root.rglob("*") if ".hippo/cache" not in p.as_posix())
+    assert [p for p in after if p not in before and "/.hippo/sleep/" not in p.as_posix()] == []
+    assert night.cores() == {CORE: night.cores()[CORE]}  # nothing landed

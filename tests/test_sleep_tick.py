@@ -588,3 +588,39 @@ def test_forget_takes_the_cores_words_from_every_file_and_only_what_belongs_to_i
     assert fates["counts"]["purged"] == 1 and fates["counts"]["pending"] == 1
     assert fates["lost"] == []
     assert "555-0134" not in night.ok("context", "--task", "rider phone refund").out
+
+
+@pytest.mark.parametrize(
+    ("core", "path"),
+    [
+        (CORE, "../victim.md"),
+        (CORE, "../.hippo/settings.toml"),
+        (CORE, "Home.md"),
+        ("../../victim", f"cores/{CORE}.md"),
+    ],
+)
+def test_a_forget_flag_edited_to_name_another_file_purges_nothing(
+    night: Sleepy, core: str, path: str
+):
+    """Forget flags are committed: a teammate's (or a hand-edited) flag naming a file that
+    is not a core, or an id that is a path, deleted that file at the next tick."""
+    kept = night.core_note(CORE, "Deploys run from main")
+    victim = night.root / "victim.md"
+    victim.write_text("not a core\n")
+    flag = night.root / ".hippo/sleep/forget" / f"{CORE}.json"
+    flag.parent.mkdir(parents=True, exist_ok=True)
+    flag.write_text(json.dumps({"core": core, "path": path, "reason": "x", "flagged_at": 1}))
+    before = {p: p.read_bytes() for p in night.root.rglob("*") if p.is_file()}
+
+    tick = night.run("sleep", "tick")
+
+    assert victim.read_text() == "not a core\n" and kept.exists()
+    assert (night.root / "notes/Home.md").exists()
+    assert not (night.root.parent / "victim.json").exists()
+    # Nothing outside the store (and its caches) changed, and no purge began.
+    outside = {p: b for p, b in before.items() if "/.hippo/sleep/" not in p.as_posix()}
+    outside = {p: b for p, b in outside.items() if "/.hippo/cache/" not in p.as_posix()}
+    assert {p: p.read_bytes() for p in outside if p.exists()} == outside
+    assert not (night.root / ".hippo/sleep/tombstones").exists()
+    said = "is not a record id" if core != CORE else "is not a core's note under notes/cores/"
+    assert tick.code == 1 and said in tick.err and len(tick.err.splitlines()) == 1

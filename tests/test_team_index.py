@@ -460,3 +460,46 @@ def test_a_declared_handoff_reaches_the_team_redacted(postgres: Database, tmp_pa
         "Refunds now run nightly; the key [redacted:aws-access-key] moved to the vault.\n"
     )
     assert "pushed" not in bob.hippo("ingest").stdout  # sent once
+
+
+def test_a_teammate_s_name_and_turns_reach_the_terminal_without_escape_sequences(
+    postgres: Database, tmp_path: Path
+) -> None:
+    """Finding T1: a member name and a prompt with escape sequences, pushed by one member,
+    printed raw by another's `hippo search` on a terminal (click strips CSI only off one)."""
+    from tests.pty_run import in_terminal
+
+    alice, eve = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "eve"))
+    eve.env["HIPPO_MEMBER"] = "eve\x1b[41mBG\x1b[0m"
+    eve.session("escape test \x1b[2J\x1b[31mRED\x1b]0;TITLE-PWNED\x07 termword", "ok")
+    eve.hippo("ingest")
+
+    screen = in_terminal([HIPPO, "search", "termword"], alice.root, alice.env)
+
+    assert "\x1b" not in screen and "\x07" not in screen, repr(screen)
+    assert "  eveBG\r\n" in screen and "escape test RED [termword]" in screen
+    stored = postgres.sql("SELECT member FROM hippo_sessions")
+    assert stored == "eve\x1b[41mBG\x1b[0m\n"  # kept as it was sent
+
+
+def test_the_machine_id_and_the_push_watermarks_are_owner_only(
+    postgres: Database, tmp_path: Path
+) -> None:
+    """Finding P1: machine.json and team/*.json were 0644 under umask 022."""
+    alice = _machine(tmp_path, "alice", _url(postgres))
+    alice.session("why do refunds stall on weekends?", "The refunds queue pauses on Saturdays.")
+    done = subprocess.run(
+        [HIPPO, "ingest"],
+        cwd=alice.root,
+        env=alice.env,
+        capture_output=True,
+        text=True,
+        umask=0o022,
+        check=False,
+    )
+    assert "pushed 1 session" in done.stdout, done.stderr
+    home = alice.home / "hippo"
+    [watermark] = (home / "team").glob("*.json")
+    for path, mode in ((home, 0o700), (home / "team", 0o700), (home / "machine.json", 0o600)):
+        assert path.stat().st_mode & 0o777 == mode, path
+    assert watermark.stat().st_mode & 0o777 == 0o600

@@ -13,6 +13,21 @@ if TYPE_CHECKING:
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    return _password_in_settings(workspace) + _server(workspace)
+
+
+def _password_in_settings(workspace: Workspace) -> list[Finding]:
+    from hippo_core.findings import Finding
+    from hippo_core.url_passwords import PASSWORD_ADVICE, has_password
+
+    if not has_password(workspace.settings.index_url):
+        return []
+    shown = workspace.relative(workspace.settings_path)
+    detail = f"index_url holds a password, and {shown} is committed: {PASSWORD_ADVICE}"
+    return [Finding("warning", "team index", detail, where=shown)]
+
+
+def _server(workspace: Workspace) -> list[Finding]:
     import os
 
     if not (workspace.settings.index_url or os.environ.get("HIPPO_INDEX_URL")):

@@ -31,7 +31,9 @@ def main() -> None:
             app()
             return
     except HippoError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        from hippo_core.terminal import printable
+
+        sys.stderr.write(f"error: {printable(str(exc))}\n")
         raise SystemExit(exc.exit_code) from None
     except BrokenPipeError:
         sys.stderr.close()  # the reader went away (`hippo context | head`): nothing to say

@@ -8,13 +8,14 @@ its help and exiting 0.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from typer.core import TyperCommand, TyperGroup
+
+from hippo_core.terminal import printable, printable_json
 
 if TYPE_CHECKING:
     from typer._click import Context, HelpFormatter
@@ -105,7 +106,7 @@ def subcommand(app: typer.Typer, name: str | None = None) -> Callable[[F], F]:
 
 def say(line: str) -> None:
     """One line for a person, on stderr (stdout is for what was asked for)."""
-    typer.echo(line, err=True)
+    typer.echo(printable(line), err=True)
 
 
 def current_workspace(*, warn: bool = True) -> Workspace:
@@ -127,7 +128,8 @@ def workspace_if_any() -> Workspace | None:
 
 
 def print_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    """``data`` as indented JSON on stdout, safe on a terminal (:func:`printable_json`)."""
+    typer.echo(printable_json(data))
 
 
 def print_findings(findings: list[Finding], as_json: bool) -> int:
@@ -140,7 +142,7 @@ def print_findings(findings: list[Finding], as_json: bool) -> int:
         print_json({"errors": errors, "warnings": warnings, "findings": rows})
     else:
         for finding in findings:
-            typer.echo(finding.render())
+            typer.echo(printable(finding.render()))
         typer.echo(
             f"{errors} error{'s' * (errors != 1)}, {warnings} warning{'s' * (warnings != 1)}"
         )

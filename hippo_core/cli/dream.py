@@ -9,6 +9,7 @@ import typer
 
 from hippo_core.cli.common import current_workspace, say
 from hippo_core.errors import UsageError
+from hippo_core.terminal import printable
 
 
 def dream(
@@ -53,8 +54,9 @@ def dream(
     )
     for where, prompt in outcome.prompts:
         size = len(prompt.encode("utf-8"))
-        typer.echo(f"===== {where}: {size:,} bytes =====")
-        typer.echo(prompt if prompt.endswith("\n") else prompt + "\n", nl=False)
+        typer.echo(printable(f"===== {where}: {size:,} bytes ====="))
+        shown = printable(prompt)  # turns' text: it may not drive the terminal
+        typer.echo(shown if shown.endswith("\n") else shown + "\n", nl=False)
     typer.echo(f"dream {outcome.status}: report {found.relative(outcome.report)}")
     if outcome.status != "ok":
         typer.echo(f"error: {outcome.error}", err=True)

@@ -15,6 +15,7 @@ import typer
 
 from hippo_core.cli.common import JSON_OPTION, current_workspace, print_json
 from hippo_core.errors import UsageError
+from hippo_core.terminal import printable
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins
@@ -69,7 +70,7 @@ def review(
         given = _decisions(approve, deny, decisions)
         if given is None:
             view = queue.show(found, item)
-            print_json(view) if as_json else typer.echo(queue.render(view), nl=False)
+            print_json(view) if as_json else typer.echo(printable(queue.render(view)), nl=False)
             return
         from hippo_core.deciders import at_terminal
 
@@ -78,7 +79,7 @@ def review(
             print_json(result)
         else:
             for line in result.get("lines", []):
-                typer.echo(line)
+                typer.echo(printable(line))
         if not result.get("ok", True):
             raise typer.Exit(1)
         return
@@ -99,9 +100,10 @@ def _list(found: Workspace, plugins: Plugins, as_json: bool) -> None:
         return
     for row in rows:
         if row["type"] == PROPOSAL:
-            typer.echo(f"{row['id']}  {row.get('pass')}  {row['kind']}  {row['note']}")
+            line = f"{row['id']}  {row.get('pass')}  {row['kind']}  {row['note']}"
         else:
-            typer.echo(f"{row['id']}  {row['type']}  {row['summary']}")
+            line = f"{row['id']}  {row['type']}  {row['summary']}"
+        typer.echo(printable(line))
     if not rows:
         typer.echo("nothing is waiting for a verdict", err=True)
 
@@ -175,17 +177,20 @@ def _proposal(
     verdict = "confirm" if confirm else "reject"
     result = decide_proposal(found, plugins, proposal, verdict, notes, by=at_terminal())
     for line in result["lines"]:
-        typer.echo(line)
+        typer.echo(printable(line))
 
 
 def _show(record: dict[str, Any]) -> None:
-    typer.echo(f"proposal {record['id']} ({record.get('pass')}, {record['kind']})")
-    typer.echo(f"note: {record['note']}")
-    evidence = ", ".join(f"{e['session']} turn {e['ordinal']}" for e in record.get("evidence", []))
-    typer.echo(f"evidence: {evidence}")
-    typer.echo(f"reason: {record.get('reason', '')}")
+    # A proposal's text is a model's, from turns and notes: none of it may drive the terminal.
+    lines = [
+        f"proposal {record['id']} ({record.get('pass')}, {record['kind']})",
+        f"note: {record['note']}",
+        "evidence: "
+        + ", ".join(f"{e['session']} turn {e['ordinal']}" for e in record.get("evidence", [])),
+        f"reason: {record.get('reason', '')}",
+    ]
     if record.get("old"):
-        typer.echo("--- old")
-        typer.echo(record["old"])
-    typer.echo("+++ new")
-    typer.echo(record.get("new", ""))
+        lines += ["--- old", str(record["old"])]
+    lines += ["+++ new", str(record.get("new", ""))]
+    for line in lines:
+        typer.echo(printable(line))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict
 
 import typer
 
-from hippo_core.cli.common import JSON_OPTION
+from hippo_core.cli.common import JSON_OPTION, print_json
 from hippo_core.errors import UsageError
+from hippo_core.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -64,13 +64,14 @@ def search(
     if hits is None:
         hits = find_turns(query, tool=tool, session=session, since=since, limit=limit)
     if as_json:
-        typer.echo(json.dumps([asdict(h) for h in hits], indent=2, ensure_ascii=False))
+        print_json([asdict(h) for h in hits])
         return
     for hit in hits:
+        # Each field is a transcript's or a teammate's: none may drive the terminal.
         by = f"  {hit.who}" if hit.who else ""
         line = f"{hit.session} #{hit.ordinal}  {hit.started or 'unknown time'}  {hit.tool}{by}"
-        typer.echo(line)
-        typer.echo(f"    {hit.snippet}")
+        typer.echo(printable(line))
+        typer.echo(printable(f"    {hit.snippet}"))
     if not hits:
         typer.echo("no turns match", err=True)
         raise typer.Exit(1)

@@ -18,13 +18,14 @@ import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
 from hippo_core.dream.kinds import creates
 from hippo_core.dream.model import Proposal, ProposalKind, Verdict
+from hippo_core.dream.paths import outside_notes
 from hippo_core.events import Event
 from hippo_core.notes.edit import EditError, note_digest
 from hippo_core.version import __version__
@@ -70,10 +71,13 @@ def settle(
     """Write the receipt of a confirm or reject verdict, applying a confirmed change.
 
     A ``proposal.note`` that resolves outside ``notes_dir`` is neither read nor written: its
-    receipt's ``before`` is null, and a confirmed change is ``not applied``, saying why."""
+    receipt's ``before`` is null, and a confirmed change is ``not applied``, saying why. A
+    ``proposal.id`` that is not a record id (it names the receipt's and the snapshot's
+    files) is a :class:`~hippo_core.errors.HippoError`, and nothing is written."""
+    receipts.checked_id(proposal.id, "proposal")
     note_path = workspace.notes_dir / proposal.note
     new_note = creates(plugins.kinds().get(proposal.kind))
-    outside = _outside(workspace.notes_dir, proposal.note)
+    outside = outside_notes(workspace.notes_dir, proposal.note)
     try:
         raw = b"" if outside else note_path.read_bytes()
     except OSError:
@@ -176,26 +180,6 @@ def _create(
     return settled
 
 
-def _outside(notes_dir: Path, note: str) -> str:
-    """Why ``note`` is not a path that resolves below ``notes_dir``, or "".
-
-    A validator checks this before a reviewer sees the proposal; the applier checks again,
-    so that no single check (a plugin's, a hand-edited proposal's) can send a write out of
-    the notes, and a link swapped in while the reviewer thought leads nowhere."""
-    below = f"note {note!r} is not a path below the notes folder"
-    if not note or "\0" in note:
-        return below
-    if PurePosixPath(note).is_absolute() or os.path.isabs(note) or ".." in note.split("/"):
-        return f"note {note!r} is outside the notes folder"
-    top = os.path.realpath(notes_dir)
-    found = os.path.realpath(notes_dir / note)
-    if found == top:
-        return below
-    if os.path.commonpath([top, found]) != top:
-        return f"note {note!r} leads outside the notes folder through a symbolic link"
-    return ""
-
-
 def _unsafe_folders(notes_dir: Path, note: str) -> str:
     """Why the folders on the way to a new note are no longer safe to write in, or ""."""
     current = notes_dir
@@ -231,13 +215,15 @@ def reconcile(workspace: Workspace) -> list[tuple[str, str]]:
         if state not in (APPLYING, REVERTING):
             continue
         done, what = (APPLIED, "run") if state == APPLYING else (REVERTED, "revert")
-        current: str | None
-        try:
-            current = note_digest((workspace.notes_dir / str(record.get("note"))).read_bytes())
-        except FileNotFoundError:
-            current = None  # no note: what a new note's receipt has as before
-        except OSError:
-            current = ""
+        note = str(record.get("note"))
+        current: str | None = ""  # unreadable, or outside the notes (a hand-edited receipt)
+        if not outside_notes(workspace.notes_dir, note):
+            try:
+                current = note_digest((workspace.notes_dir / note).read_bytes())
+            except FileNotFoundError:
+                current = None  # no note: what a new note's receipt has as before
+            except OSError:
+                current = ""
         if current != "" and "after" in record and current == record["after"]:
             record.update(state=done, applied=receipts.now(), detail="recovered after a crash")
         elif current == record.get("before", ""):

@@ -38,7 +38,7 @@ def pending(workspace: Workspace) -> list[dict[str, Any]]:
 
 def load(workspace: Workspace, proposal_id: str) -> dict[str, Any]:
     path = receipts.folder(workspace, "proposals") / f"{proposal_id}.json"
-    if not path.is_file():
+    if not receipts.is_record_id(proposal_id) or not path.is_file():
         raise HippoError(
             f"no proposal {proposal_id!r} in .hippo/proposals/; `hippo review` lists them"
         )
@@ -56,6 +56,11 @@ def decide(
 ) -> Settled:
     """Record a verdict on a pending proposal, and who gave it (``by``), and settle it."""
     record = load(workspace, proposal_id)
+    # Its id names the receipt and the snapshot: a hand-edited one is refused before the
+    # verdict is written.
+    shown = f".hippo/proposals/{proposal_id}.json"
+    if receipts.checked_id(record.get("id"), shown) != proposal_id:
+        raise HippoError(f"{shown}: its id {record.get('id')!r} is not its file's name")
     if (receipts.folder(workspace, "receipts") / f"{proposal_id}.json").exists():
         raise HippoError(f"proposal {proposal_id} has a receipt already: it was decided")
     review_path = receipts.folder(workspace, "reviews") / f"{proposal_id}.json"

@@ -1,14 +1,17 @@
 """Receipts, proposals and reviews on disk: ``.hippo/receipts/<id>.json`` and friends.
 
 Ids sort by time (``20261130T061502123456Z-a1b2``), so listing a folder lists history.
-Proposals are created once and never overwritten; receipts are rewritten only while the
-change they record is being applied.
+An id names a file, so one read from a record (a hand-edited proposal, a plugin's) is used
+only when it is a plain record id (:func:`is_record_id`). Proposals are created once and
+never overwritten; receipts are rewritten only while the change they record is being
+applied.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -33,6 +36,24 @@ def new_id() -> str:
 
 def now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+#: A record id: a letter or a digit, then letters, digits, ``_``, ``.`` and ``-`` (hippo's
+#: ``20261130T061502123456Z-a1b2``, the sleep pack's ``d...-op0``), never ``..``.
+RECORD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+RECORD_ID_RULE = "a letter or digit, then letters, digits, '_', '.' or '-', no '..'"
+
+
+def is_record_id(value: object) -> bool:
+    """Whether ``value`` may name a record's file (``<id>.json``): no path, no ``..``."""
+    return isinstance(value, str) and bool(RECORD_ID.fullmatch(value)) and ".." not in value
+
+
+def checked_id(value: object, what: str) -> str:
+    """``value`` when it is a record id; else one error naming ``what`` holds it."""
+    if not is_record_id(value):
+        raise HippoError(f"{what}: id {value!r} is not a record id ({RECORD_ID_RULE})")
+    return str(value)
 
 
 def folder(workspace: Workspace, name: str) -> Path:
@@ -142,8 +163,9 @@ def record_proposal(
     """Write ``.hippo/proposals/<id>.json`` once, as a dream writes it: the proposal, when,
     the digest of the note its change was built against, and who reviews it with which
     persona (``more`` adds keys of the caller's). Raises :class:`HippoError` when a
-    proposal of that id exists: one is never overwritten."""
-    path = folder(workspace, "proposals") / f"{proposal.id}.json"
+    proposal of that id exists: one is never overwritten, or when its id is not a record
+    id."""
+    path = folder(workspace, "proposals") / f"{checked_id(proposal.id, 'proposal')}.json"
     record = {
         **proposal.as_dict(),
         "created": now(),
@@ -168,7 +190,7 @@ def receipt_record(workspace: Workspace, proposal_id: str) -> dict[str, Any] | N
 
 
 def _record(workspace: Workspace, name: str, record_id: str) -> dict[str, Any] | None:
-    if "/" in record_id or record_id.startswith("."):
+    if not is_record_id(record_id):
         return None
     path = folder(workspace, name) / f"{record_id}.json"
     if not path.is_file():
@@ -187,8 +209,15 @@ def purge_note_history(
 
     With ``note_as``, the note's path itself is replaced by it in those records (a path
     made of the note's words names what is being forgotten). For a plugin that forgets a
-    note for good (the sleep pack's ``hippo forget``): the counts of what it touched.
+    note for good (the sleep pack's ``hippo forget``): the counts of what it touched, by
+    record. A ``note`` outside ``notes_dir`` is a :class:`HippoError` (its snapshots are
+    deleted by that path).
     """
+    from hippo_core.dream.paths import outside_notes
+
+    problem = outside_notes(workspace.notes_dir, note)
+    if problem:
+        raise HippoError(f"{problem}; nothing was purged")
     counts = {"proposals": 0, "reviews": 0, "snapshots": 0, "receipts": 0}
     purged_ids = set()
     for path, record in all_in(folder(workspace, "proposals")):

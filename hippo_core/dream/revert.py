@@ -7,10 +7,15 @@ change replaced is then confirmed by a person: verify sees it as true for as lon
 stays in the note, and the same change is refused if a model proposes it again. A change
 whose receipt has no ``before`` (null: it created the note) is reverted by deleting the
 note; it has no snapshot.
+
+A receipt is a file a person can edit: the note it names is written or deleted only when it
+resolves inside the notes folder (the applier's own check), and its snapshot and proposal
+are read only from ``.hippo/snapshots/`` and ``.hippo/proposals/``.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +23,7 @@ from typing import TYPE_CHECKING
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
 from hippo_core.dream.apply import APPLIED, REVERTED, REVERTING, reconcile
+from hippo_core.dream.paths import outside_notes
 from hippo_core.errors import HippoError
 from hippo_core.events import Event
 from hippo_core.notes.edit import note_digest
@@ -67,9 +73,17 @@ def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -
         if earlier.get("reverts") == receipt_id:
             raise HippoError(f"{shown} was already reverted by receipt {earlier.get('id')}")
     note = str(record.get("note"))
+    problem = outside_notes(workspace.notes_dir, note)
+    if problem:
+        raise HippoError(f"{shown}: {problem}; hippo revert changes only notes")
     note_path = workspace.notes_dir / note
     created = receipts.created(record)
     snapshot = workspace.root / str(record.get("snapshot") or "")
+    if not created and record.get("snapshot") and not _inside(workspace, "snapshots", snapshot):
+        raise HippoError(
+            f"{shown}: the snapshot {record.get('snapshot')} is not in .hippo/snapshots/; "
+            "hippo revert restores only its own snapshots"
+        )
     if not created and (not record.get("snapshot") or not snapshot.is_file()):
         raise HippoError(
             f"{shown}: the snapshot {record.get('snapshot')} is not on this machine "
@@ -122,8 +136,17 @@ def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -
     return Reverted(out, note, force)
 
 
+def _inside(workspace: Workspace, name: str, path: Path) -> bool:
+    """Whether ``path`` resolves below ``.hippo/<name>/`` (symbolic links followed)."""
+    top = os.path.realpath(receipts.folder(workspace, name))
+    found = os.path.realpath(path)
+    return found != top and os.path.commonpath([top, found]) == top
+
+
 def _proposal(workspace: Workspace, record: dict[str, object]) -> dict[str, object]:
     path = workspace.root / str(record.get("proposal"))
+    if not _inside(workspace, "proposals", path):
+        return {}
     try:
         return receipts.read(path, workspace.relative(path))
     except HippoError:

@@ -73,10 +73,11 @@ def dream_lock(workspace: Workspace) -> Iterator[None]:
     The lock file lives in ``$HIPPO_HOME/locks/``, named for the workspace's folder, so a
     dream (a dry run too) writes nothing in the workspace but what it reports.
     """
+    from hippo_core.home import hippo_home
     from hippo_core.locks import file_lock
 
     path = dream_lock_path(workspace)
-    with file_lock(path, wait=0) as handle:
+    with file_lock(path, wait=0, owner_only=hippo_home()) as handle:
         if handle is None:
             raise HippoError(
                 f"another hippo dream is running in this workspace ({path} is held); "

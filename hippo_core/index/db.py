@@ -111,8 +111,10 @@ def delete_index(path: Path) -> None:
 
 
 def open_for_writing(path: Path, say: Callable[[str], None]) -> tuple[sqlite3.Connection, bool]:
-    """The index at ``path``, created or rebuilt as needed; True when it starts empty."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """The index at ``path``, created or rebuilt as needed; True when it starts empty.
+
+    It is owner-only, its folder too: it holds every prompt and answer on the machine.
+    """
     found = _version(path) if path.exists() else None
     if found != SCHEMA_VERSION:
         if found is not None:
@@ -123,8 +125,22 @@ def open_for_writing(path: Path, say: Callable[[str], None]) -> tuple[sqlite3.Co
             )
             say(f"the index {path} {reason}: rebuilding it from the transcripts")
         delete_index(path)
+    _owner_only(path)
+    if found != SCHEMA_VERSION:
         _create(path)
     return connect(path), found != SCHEMA_VERSION
+
+
+def _owner_only(path: Path) -> None:
+    # SQLite makes a database file 0644 less the umask, and its -wal and -shm files with
+    # the database's mode: an empty 0600 file made first is an empty database, and an
+    # index (or WAL) an earlier hippo left readable is tightened.
+    from hippo_core.owner_only import owner_only_open
+
+    os.close(owner_only_open(path, os.O_RDWR | os.O_CREAT))
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.close(owner_only_open(f"{path}{suffix}", os.O_RDONLY))
 
 
 def open_for_reading(path: Path) -> Engine:
@@ -155,7 +171,9 @@ def ingest_lock(home: Path, say: Callable[[str], None]) -> Iterator[None]:
 
     lock_path = home / "ingest.lock"
     notice = "another hippo ingest is running; waiting for it to finish"
-    with file_lock(lock_path, wait=LOCK_WAIT_SECONDS, on_wait=lambda: say(notice)) as handle:
+    with file_lock(
+        lock_path, wait=LOCK_WAIT_SECONDS, on_wait=lambda: say(notice), owner_only=home
+    ) as handle:
         if handle is None:
             raise HippoError(
                 f"another hippo ingest has held {lock_path} for over "

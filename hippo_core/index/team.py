@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
+from hippo_core.owner_only import owner_only_write
 
 if TYPE_CHECKING:
     import sqlite3
@@ -54,18 +54,21 @@ def configured_url(workspace: Workspace | None) -> str:
 
 
 def shown(url: str) -> str:
-    """``url`` as it may be printed: its password, if it has one, as ``***``."""
+    """``url`` as it may be printed: its password, if it has one (after the user or as a
+    ``password`` parameter), as ``***``."""
+    import re
     from urllib.parse import urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url)
     except ValueError:
         return "the index_url (not a URL)"
+    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", parts.query)
     userinfo, at, host = parts.netloc.rpartition("@")
     if not at or ":" not in userinfo:
-        return url
+        return urlunsplit(parts._replace(query=query)) if query != parts.query else url
     user = userinfo.split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}", query=query))
 
 
 def project_of(workspace: Workspace) -> str:
@@ -160,15 +163,34 @@ def machine() -> dict[str, str]:
     from hippo_core.home import hippo_home
 
     path = hippo_home() / "machine.json"
+    found = _machine_in(path)
+    if found is not None:
+        return found
+    made = {"id": uuid.uuid4().hex[:16], "name": socket.gethostname()}
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    owner_only_write(tmp, json.dumps(made) + "\n", top=hippo_home())
+    try:
+        # Made once: two first ingests at once must agree on the machine, or each pushes
+        # every session under an id of its own.
+        os.link(tmp, path)
+    except FileExistsError:
+        found = _machine_in(path)
+        if found is not None:
+            return found
+        os.replace(tmp, path)  # an unreadable one is made again
+    finally:
+        tmp.unlink(missing_ok=True)
+    return made
+
+
+def _machine_in(path: Path) -> dict[str, str] | None:
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
-        if isinstance(found, dict) and isinstance(found.get("id"), str) and found["id"]:
-            return {"id": found["id"], "name": str(found.get("name") or "")}
     except (OSError, ValueError):
-        pass
-    made = {"id": uuid.uuid4().hex[:16], "name": socket.gethostname()}
-    atomic_write(path, json.dumps(made) + "\n")
-    return made
+        return None
+    if isinstance(found, dict) and isinstance(found.get("id"), str) and found["id"]:
+        return {"id": found["id"], "name": str(found.get("name") or "")}
+    return None
 
 
 def member(workspace: Workspace) -> str:
@@ -279,8 +301,11 @@ def push(workspace: Workspace, url: str, made: Engine | None = None) -> Pushed:
                     server.dispose()
     finally:
         local.close()
+    from hippo_core.home import hippo_home
+
     written = {"url": shown(url), "generation": now, "index": os.stat(index).st_ino}
-    atomic_write(state, json.dumps({**written, "records_at": started}) + "\n")
+    text = json.dumps({**written, "records_at": started}) + "\n"
+    owner_only_write(state, text, top=hippo_home())
     return done
 
 

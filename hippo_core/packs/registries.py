@@ -96,10 +96,12 @@ def _read_cached(registry: Registry) -> tuple[bytes, str] | None:
 
 
 def _write_cached(registry: Registry, raw: bytes, fetched: str) -> None:
-    from hippo_core.atomic import atomic_write
+    from hippo_core.home import hippo_home
+    from hippo_core.owner_only import owner_only_write
 
     payload = {"location": registry.location, "fetched": fetched, "index": raw.decode("utf-8")}
-    atomic_write(cache_file(registry.location), json.dumps(payload, ensure_ascii=False, indent=1))
+    text = json.dumps(payload, ensure_ascii=False, indent=1)
+    owner_only_write(cache_file(registry.location), text, top=hippo_home())
 
 
 def load_index(registry: Registry, *, refresh: bool = False, say: Say = quiet) -> Index:

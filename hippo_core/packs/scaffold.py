@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,13 +105,10 @@ def _write(name: str, folder: Path, files: dict[str, str]) -> Scaffold:
     parent = folder.parent
     # Written beside the target and renamed into place, so a failure leaves nothing behind;
     # no fsync per file, since a scaffold a crash cut short is made again in a moment.
-    stage = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", suffix=".new", dir=parent))
+    stage = _stage(parent, folder.name)
     try:
         for rel, text in files.items():
             atomic_write(stage / rel, text, durable=False)
-        mask = os.umask(0)
-        os.umask(mask)
-        stage.chmod(0o777 & ~mask)  # mkdtemp made it private
         try:
             stage.rename(folder)
         except OSError:
@@ -123,6 +119,18 @@ def _write(name: str, folder: Path, files: dict[str, str]) -> Scaffold:
         if stage.exists():
             shutil.rmtree(stage)
     return Scaffold(name, folder, tuple(sorted(files)))
+
+
+def _stage(parent: Path, name: str) -> Path:
+    # Made with the umask's mode, as the renamed folder should be (mkdtemp would make it
+    # private, and reading the umask to undo that means setting it, which races threads).
+    while True:
+        stage = parent / f".{name}.{os.urandom(6).hex()}.new"
+        try:
+            stage.mkdir()
+        except FileExistsError:
+            continue
+        return stage
 
 
 def render(name: str) -> dict[str, str]:

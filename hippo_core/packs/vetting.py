@@ -191,7 +191,9 @@ def _keep(archive: Path, digest: str) -> None:
     """Keep a verified archive for the next ``pack add`` (best effort: a cache)."""
     import contextlib
 
-    from hippo_core.atomic import atomic_write
+    from hippo_core.home import hippo_home
+    from hippo_core.owner_only import owner_only_write
 
     with contextlib.suppress(OSError):
-        atomic_write(archive_cache() / digest, archive.read_bytes(), durable=False)
+        data = archive.read_bytes()
+        owner_only_write(archive_cache() / digest, data, top=hippo_home(), durable=False)

@@ -159,6 +159,25 @@ def workspace_id(root: Path) -> str:
 
 
 def checked_root(root: Path) -> Path:
-    if "\n" in str(root) or "\r" in str(root):
-        raise HippoError(f"{root!r}: a folder whose path has a line break cannot be scheduled")
+    """``root``, when every scheduler can hold its path and the environment a run is given:
+    a line break would end a cron line or a unit's setting, and launchd's plist holds no
+    other control character (a tab aside)."""
+    text = str(root)
+    if "\n" in text or "\r" in text:
+        raise HippoError(f"{text!r}: a folder whose path has a line break cannot be scheduled")
+    if _control(text):
+        raise HippoError(
+            f"{text!r}: a folder whose path has a control character cannot be scheduled; rename it"
+        )
+    for name, value in environment().items():
+        if _control(value):
+            raise HippoError(
+                f"{name} ({value!r}) has a control character, which a scheduled run cannot be"
+                f" given; change {name} and install again"
+            )
     return root
+
+
+def _control(text: str) -> bool:
+    # A tab is the one control character every scheduler holds (cron and systemd quote it).
+    return any((ord(c) < 0x20 and c != "\t") or 0x7F <= ord(c) < 0xA0 for c in text)

@@ -60,7 +60,10 @@ def agent(root: Path, job: Job) -> dict[str, Any]:
 
 
 def rendered(plist: dict[str, Any]) -> bytes:
-    data = plistlib.dumps(plist, sort_keys=True)
+    try:
+        data = plistlib.dumps(plist, sort_keys=True)
+    except ValueError as exc:  # a control character in a value (HIPPO_HOME, the program)
+        raise HippoError(f"{plist['Label']}: launchd's plist cannot hold it: {exc}") from None
     if plistlib.loads(data) != plist:  # what launchd will read is what was meant
         raise HippoError(f"{plist['Label']}: the agent plist does not read back as written")
     return data
@@ -115,16 +118,16 @@ class Launchd:
         return Entry(self.name, job, _when(plist), str(path))
 
     def install(self, root: Path, found: list[Job]) -> tuple[list[Entry], bool]:
-        wanted = {agents_folder() / f"{agent(root, job)['Label']}.plist": job for job in found}
+        plists = [agent(root, job) for job in found]
+        # Every plist is rendered before anything changes: one that cannot be is refused whole.
+        wanted = {agents_folder() / f"{p['Label']}.plist": (p, rendered(p)) for p in plists}
         changed = False
         for stale in set(self._files(root)) - set(wanted):
             self._remove(stale)
             changed = True
         log_path(root).parent.mkdir(parents=True, exist_ok=True)
         entries = []
-        for path, job in wanted.items():
-            plist = agent(root, job)
-            data = rendered(plist)
+        for path, (plist, data) in wanted.items():
             fresh = not path.is_file() or path.read_bytes() != data
             if fresh:
                 atomic_write(path, data)

@@ -17,11 +17,18 @@ from hippo_core import (
     command_group,
     current_workspace,
     print_json,
+    printable,
     subcommand,
 )
 
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
+
+
+def _echo(line: str, err: bool = False) -> None:
+    # Fragments, cores, events and errors hold what agents and models wrote: no control
+    # character of theirs reaches the terminal.
+    typer.echo(printable(line), err=err)
 
 
 def _cycle() -> Cycle:
@@ -30,7 +37,7 @@ def _cycle() -> Cycle:
 
     cycle = Cycle.open(current_workspace(), load_plugins())
     for line in cycle.warnings:
-        typer.echo(line, err=True)
+        _echo(line, err=True)
     return cycle
 
 
@@ -67,15 +74,15 @@ def remember(
                 f" (in draft {fragment['held_by_draft']})" if fragment["held_by_draft"] else ""
             )
             mark = " (verbatim)" if fragment.get("verbatim") else ""
-            typer.echo(f"{fragment['id']}{tag}{mark}{held_by}  {fragment['content']}")
+            _echo(f"{fragment['id']}{tag}{mark}{held_by}  {fragment['content']}")
         if not found:
-            typer.echo("no fragment is waiting for a sleep", err=True)
+            _echo("no fragment is waiting for a sleep", err=True)
         return
     result = actions.remember(cycle, " ".join(text), topic=topic, verbatim=verbatim)
     if as_json:
         print_json(result)
         return
-    typer.echo(f"remembered {result['id']}")
+    _echo(f"remembered {result['id']}")
 
 
 # -- brief --------------------------------------------------------------------------------
@@ -101,7 +108,7 @@ def brief(
     if as_json:
         print_json(result)
         return
-    typer.echo(f"brief {result['id']} is open: the next tick sleeps on it (`hippo nudge` now)")
+    _echo(f"brief {result['id']} is open: the next tick sleeps on it (`hippo nudge` now)")
 
 
 # -- forget -------------------------------------------------------------------------------
@@ -124,11 +131,9 @@ def forget(
         print_json(result)
     elif now:
         stone = result["tombstone"]["id"]
-        typer.echo(f"purged {stone}; tombstone .hippo/sleep/tombstones/{stone}.json")
+        _echo(f"purged {stone}; tombstone .hippo/sleep/tombstones/{stone}.json")
     else:
-        typer.echo(
-            f"flagged {result['flagged']}: it is purged at the next tick (`hippo sleep tick`)"
-        )
+        _echo(f"flagged {result['flagged']}: it is purged at the next tick (`hippo sleep tick`)")
 
 
 # -- nudge --------------------------------------------------------------------------------
@@ -164,9 +169,9 @@ def voice_show(as_json: bool = JSON_OPTION) -> None:
     elif not found["ok"]:
         raise HippoError(found["error"])
     elif found["text"] is None:
-        typer.echo("no voice card yet: set one with `hippo voice set TEXT --why WHY`")
+        _echo("no voice card yet: set one with `hippo voice set TEXT --why WHY`")
     else:
-        typer.echo(f"version {found['version']}\n\n{found['text']}")
+        _echo(f"version {found['version']}\n\n{found['text']}")
 
 
 @subcommand(voice_app, "set")
@@ -182,9 +187,9 @@ def voice_set(
     if as_json:
         print_json(found)
     elif found["changed"]:
-        typer.echo(f"voice card version {found['version']}")
+        _echo(f"voice card version {found['version']}")
     else:
-        typer.echo(f"unchanged: that is version {found['version']} already")
+        _echo(f"unchanged: that is version {found['version']} already")
 
 
 @subcommand(voice_app, "history")
@@ -198,7 +203,7 @@ def voice_history(as_json: bool = JSON_OPTION) -> None:
         return
     for version in found:
         why = version["why"] or "(no reason given)"
-        typer.echo(f"{version['version']}  {version['at']}  {why}")
+        _echo(f"{version['version']}  {version['at']}  {why}")
 
 
 # -- sleep --------------------------------------------------------------------------------
@@ -230,14 +235,14 @@ def now_command(
     if as_json:
         print_json(result)
     elif not result["ok"]:
-        typer.echo(result["error"], err=True)
+        _echo(result["error"], err=True)
     elif result["asked_for_brief"]:
-        typer.echo(
+        _echo(
             "asked for a brief: write one with `hippo brief --summary TEXT`, then "
             "`hippo nudge` (or `hippo sleep now --without-brief`)"
         )
     else:
-        typer.echo(_sleep_line(result["sleep"]))
+        _echo(_sleep_line(result["sleep"]))
     if not result["ok"]:
         raise typer.Exit(1)
     _exit_if_failed(actions.failures({"check": {"slept": result.get("sleep")}}))
@@ -275,9 +280,7 @@ def serve_command(
     """Run the cycle as a service: ticks on its own, and the HTTP routes (needs [serve])."""
     from hippo_packs.sleep.service import serve
 
-    code = serve(
-        str(current_workspace().root), host=host, port=port, say=lambda line: typer.echo(line)
-    )
+    code = serve(str(current_workspace().root), host=host, port=port, say=lambda line: _echo(line))
     raise typer.Exit(code)
 
 
@@ -293,10 +296,10 @@ def ripple_claude_command(
     if as_json:
         print_json(found)
         return
-    typer.echo(f"wrote [sleep.ripple] in {found['written']}: {' '.join(found['command'])}")
-    typer.echo(f"  in {found['cwd']}")
+    _echo(f"wrote [sleep.ripple] in {found['written']}: {' '.join(found['command'])}")
+    _echo(f"  in {found['cwd']}")
     if "warning" in found:
-        typer.echo(f"warning: {found['warning']}", err=True)
+        _echo(f"warning: {found['warning']}", err=True)
 
 
 @app.command("status")
@@ -305,7 +308,7 @@ def status_command(as_json: bool = JSON_OPTION) -> None:
     from hippo_packs.sleep.actions.status import status
 
     found = status(_cycle())
-    print_json(found) if as_json else typer.echo(found["say"])
+    print_json(found) if as_json else _echo(found["say"])
 
 
 @app.command("events")
@@ -322,7 +325,7 @@ def events_command(
         return
     for event in found:
         rest = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("event", "at"))
-        typer.echo(f"{event.get('at')}  {event.get('event')}  {rest}".rstrip())
+        _echo(f"{event.get('at')}  {event.get('event')}  {rest}".rstrip())
 
 
 @app.command("history")
@@ -335,7 +338,7 @@ def history_command(as_json: bool = JSON_OPTION) -> None:
         print_json(found)
         return
     for record in found:
-        typer.echo(_sleep_line(record))
+        _echo(_sleep_line(record))
 
 
 @app.command("audit")
@@ -353,25 +356,25 @@ def audit_command(
     for chain in found["chains"]:
         by = chain["approved_by"]
         who = f" (by a person {by['person']}, by an agent {by['agent']})" if chain["landed"] else ""
-        typer.echo(
+        _echo(
             f"{chain['cluster_id']}  {chain['outcome']}  landed {chain['landed']}{who}, "
             f"{len(chain['attempts'])} attempt(s)"
         )
         for name in by["who"]:
-            typer.echo(f"  approved by {name}")
+            _echo(f"  approved by {name}")
     for row in found["models"]:
-        typer.echo(
+        _echo(
             f"model {row['model']}: first pass {row['first_pass_rate']}, mean attempts "
             f"{row['mean_attempts']}, repeat rate {row['repeat_rate']}"
         )
     fates = found["fragments"]
-    typer.echo(
+    _echo(
         "fragments: "
         + ", ".join(f"{n} {state}" for state, n in fates["counts"].items())
         + f"; {len(fates['lost'])} lost"
     )
     for fragment in fates["lost"]:
-        typer.echo(
+        _echo(
             f"LOST: fragment {fragment['id']} is in no state (last: {fragment['last']}); "
             "this is a bug of hippo's: please report it",
             err=True,
@@ -403,16 +406,16 @@ def cores_command(as_json: bool = JSON_OPTION) -> None:
         return
     for core in found:
         gone = f" (superseded by {core.superseded_by})" if core.superseded_by else ""
-        typer.echo(f"{core.id}  evidence {core.evidence_count}{gone}  {core.title}")
+        _echo(f"{core.id}  evidence {core.evidence_count}{gone}  {core.title}")
     if not found:
-        typer.echo("no core yet", err=True)
+        _echo("no core yet", err=True)
 
 
 def _exit_if_failed(failures: list[str]) -> None:
     """What the command ran failed: each failure on stderr, and exit 1 (``--json`` has
     printed the record first)."""
     for line in failures:
-        typer.echo(f"error: {line}", err=True)
+        _echo(f"error: {line}", err=True)
     if failures:
         raise typer.Exit(1)
 
@@ -431,11 +434,11 @@ def _sleep_line(record: dict[str, Any]) -> str:
 
 def _print_tend(done: dict[str, Any]) -> None:
     for draft in done.get("closed", []):
-        typer.echo(f"closed {draft}")
+        _echo(f"closed {draft}")
     for draft in done.get("resubmitted", []):
-        typer.echo(f"redrafted: {draft}; review it with `hippo review {draft}`")
+        _echo(f"redrafted: {draft}; review it with `hippo review {draft}`")
     if done.get("deferred"):
-        typer.echo(f"redrafts deferred: {', '.join(done['deferred'])}")
+        _echo(f"redrafts deferred: {', '.join(done['deferred'])}")
 
 
 def _print_tick(done: dict[str, Any]) -> None:
@@ -445,12 +448,12 @@ def _print_tick(done: dict[str, Any]) -> None:
 
 def _print_check(checked: dict[str, Any]) -> None:
     for core in checked.get("purged", []):
-        typer.echo(f"purged {core}")
+        _echo(f"purged {core}")
     if checked.get("slept"):
-        typer.echo(_sleep_line(checked["slept"]))
+        _echo(_sleep_line(checked["slept"]))
     elif checked.get("asked_for_brief"):
-        typer.echo("asked for a brief: `hippo brief --summary TEXT`, then `hippo nudge`")
+        _echo("asked for a brief: `hippo brief --summary TEXT`, then `hippo nudge`")
     elif checked.get("waiting"):
-        typer.echo(checked["waiting"])
+        _echo(checked["waiting"])
     elif not checked.get("brief"):
-        typer.echo("no brief open: nothing to sleep on")
+        _echo("no brief open: nothing to sleep on")

@@ -116,7 +116,7 @@ class Cycle:
         :func:`hippo_packs.sleep.cycle.landing.locked`, which finishes interrupted
         landings first."""
         path = store.folder(self.workspace, "sleep.lock")
-        with file_lock(path, wait=self.lock_wait) as handle:
+        with file_lock(path, wait=self.lock_wait, owner_only=path.parent) as handle:
             if handle is None:
                 raise Busy(
                     f"busy: a sleep or tend is running in this workspace; {what} waits for it "

@@ -49,7 +49,7 @@ def flag(cycle: Cycle, given: str, reason: str) -> dict[str, Any]:
         "reason": reason.strip(),
         "flagged_at": store.now(),
     }
-    store.write(store.folder(cycle.workspace, "forget", f"{core.id}.json"), record)
+    store.write(store.named(cycle.workspace, "forget", core.id), record)
     return record
 
 
@@ -88,6 +88,8 @@ def purge_flagged(cycle: Cycle) -> list[dict[str, Any]]:
 def purge(cycle: Cycle, core_id: str, path: str, reason: str) -> dict[str, Any]:
     """Forget the core ``core_id`` (at ``path``, relative to ``notes_dir``); its tombstone."""
     workspace = cycle.workspace
+    flag_path = store.named(workspace, "forget", core_id)  # an id that is a path: refused
+    _check_core_path(cycle, path)
     stone_id = tombstone_id(core_id)
     stone_path = store.folder(workspace, "tombstones", f"{stone_id}.json")
     plan_path = store.folder(workspace, "purging", f"{stone_id}.json")
@@ -105,7 +107,7 @@ def purge(cycle: Cycle, core_id: str, path: str, reason: str) -> dict[str, Any]:
     texts = list(plan["texts"])
     for fragment_id in plan["purged"]:
         for folder in ("fragments", "pruned"):
-            store.folder(workspace, folder, f"{fragment_id}.json").unlink(missing_ok=True)
+            store.named(workspace, folder, fragment_id).unlink(missing_ok=True)
         store.note_fate(workspace, fragment_id, store.PURGED, f"with {stone_id}")
     restored = store.restore(workspace, plan["restored"])
     drafts = _scrub_drafts(cycle, core_id, set(texts))
@@ -115,7 +117,7 @@ def purge(cycle: Cycle, core_id: str, path: str, reason: str) -> dict[str, Any]:
     everywhere = [*texts, core_id, path, f"{workspace.settings.notes_dir}/{path}"]
     records = store.scrub_texts(workspace, [t for t in everywhere if len(t.strip()) >= 8])
     kernel = forget_text(workspace, everywhere)
-    store.folder(workspace, "forget", f"{core_id}.json").unlink(missing_ok=True)
+    flag_path.unlink(missing_ok=True)
     cascade = {
         "satellites": plan["satellites"],
         "fragments_purged": len(plan["purged"]),
@@ -149,8 +151,8 @@ def _plan(cycle: Cycle, core_id: str, path: str, reason: str) -> dict[str, Any]:
         if fragment_id in elsewhere:
             continue
         record = store.records_one(
-            store.folder(workspace, "fragments", f"{fragment_id}.json")
-        ) or store.records_one(store.folder(workspace, "pruned", f"{fragment_id}.json"))
+            store.named(workspace, "fragments", fragment_id)
+        ) or store.records_one(store.named(workspace, "pruned", fragment_id))
         content = str((record or {}).get("content") or "")
         if record is None or compose.covered(content, own, share=BELONGS):
             purged.append(fragment_id)
@@ -179,6 +181,29 @@ def _landed_elsewhere(cycle: Cycle, core_id: str) -> set[str]:
             if op.get("status") == "approved" and landed != core_id and landed in live:
                 found |= set(op.get("source_short_ids", []))
     return found
+
+
+def _check_core_path(cycle: Cycle, path: object) -> None:
+    """Refuse a purge of anything but a note in the cores folder: a forget flag and a
+    tombstone are files a teammate can commit, and their ``path`` is deleted."""
+    import os
+
+    notes = os.path.realpath(cycle.workspace.notes_dir)
+    cores = os.path.realpath(os.path.join(notes, cycle.cores_dir))
+    text = path if isinstance(path, str) else ""
+    found = os.path.realpath(os.path.join(notes, text)) if text else ""
+    parts = text.split("/")
+    if (
+        not text.endswith(".md")
+        or "\0" in text
+        or os.path.isabs(text)
+        or ".." in parts
+        or not found.startswith(cores + os.sep)
+    ):
+        raise HippoError(
+            f"forget: {path!r} is not a core's note under "
+            f"{cycle.workspace.settings.notes_dir}/{cycle.cores_dir}/; nothing was purged"
+        )
 
 
 def _sources(cycle: Cycle, core_id: str) -> list[str]:

@@ -41,7 +41,7 @@ class DraftQueue:
         ]
 
     def owns(self, workspace: Workspace, item_id: str) -> bool:
-        return "/" not in item_id and store.draft_path(workspace, item_id).is_file()
+        return store.plain(item_id) and store.draft_path(workspace, item_id).is_file()
 
     def show(self, workspace: Workspace, item_id: str) -> dict[str, Any]:
         cycle = _cycle(workspace)

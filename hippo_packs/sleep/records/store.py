@@ -13,19 +13,27 @@ Under ``.hippo/sleep/``::
     tombstones/<id>.json    what a purge removed (never the content)           committed
 
 Long-term cores are notes under ``<notes_dir>/<cores_dir>/`` (:mod:`.cores`), and the
-receipts of what landed are hippo's own. Every file is written whole and atomically; ids
-sort by time. A fragment is never edited: it is moved to ``pruned/`` when consumed.
+receipts of what landed are hippo's own. Every file is written whole and atomically, and
+only its owner reads it (folders 0700, files 0600, whatever the umask: what agents
+remembered and said is there); ids sort by time. A fragment is never edited: it is moved
+to ``pruned/`` when consumed.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import HippoError, atomic_write, json_objects_in, new_id, read_json_object
+from hippo_core import (
+    HippoError,
+    json_objects_in,
+    new_id,
+    owner_only_append,
+    owner_only_write,
+    read_json_object,
+)
 from hippo_packs.sleep.records import clock
 
 if TYPE_CHECKING:
@@ -34,6 +42,35 @@ if TYPE_CHECKING:
 
 def folder(workspace: Workspace, *parts: str) -> Path:
     return workspace.hippo_dir.joinpath("sleep", *parts)
+
+
+def named(workspace: Workspace, kind: str, record_id: object) -> Path:
+    """``.hippo/sleep/<kind>/<record_id>.json``. Ids come from records a person or a
+    teammate can edit (a draft, a forget flag, a core's file): one that is not a plain file
+    name is refused, so that no id leads out of the store."""
+    if not plain(record_id):
+        raise HippoError(
+            f"{kind}: {record_id!r} is not a record id (a file name: no '/', '\\' or leading '.')"
+        )
+    return folder(workspace, kind, f"{record_id}.json")
+
+
+def plain(record_id: object) -> bool:
+    """Whether ``record_id`` can name a record's file in its folder."""
+    return (
+        isinstance(record_id, str)
+        and bool(record_id)
+        and not record_id.startswith(".")
+        and not any(c in record_id for c in "/\\\0")
+    )
+
+
+def _top(path: Path) -> Path:
+    """The store's folder (``.hippo/sleep/``) that holds ``path``."""
+    for above in path.parents:
+        if above.name == "sleep" and above.parent.name == ".hippo":
+            return above
+    raise ValueError(f"{path} is not in a sleep store")
 
 
 def now() -> float:
@@ -56,7 +93,7 @@ def dump(record: dict[str, Any]) -> str:
 
 
 def write(path: Path, record: dict[str, Any]) -> None:
-    atomic_write(path, dump(record))
+    owner_only_write(path, dump(record), top=_top(path))
 
 
 def read(path: Path, workspace: Workspace, kind: str) -> dict[str, Any]:
@@ -107,7 +144,7 @@ def add_fragment(
         "session": session,
         "created": now(),
     }
-    write(folder(workspace, "fragments", f"{record['id']}.json"), record)
+    write(named(workspace, "fragments", record["id"]), record)
     note_fate(workspace, str(record["id"]), REMEMBERED)
     return record
 
@@ -148,7 +185,7 @@ def fragments(workspace: Workspace) -> list[dict[str, Any]]:
     found = []
     for record in records(workspace, "fragments"):
         if record.get("id") in pruned:
-            folder(workspace, "fragments", f"{record['id']}.json").unlink(missing_ok=True)
+            named(workspace, "fragments", record["id"]).unlink(missing_ok=True)
             continue
         found.append(record)
     return found
@@ -159,7 +196,9 @@ def prune(workspace: Workspace, ids: list[str], why: str, fate: str) -> list[str
     (:data:`IN_A_CORE`, :data:`DROPPED`, :data:`AGED_OUT`); returns those moved."""
     moved = []
     for fragment_id in ids:
-        source = folder(workspace, "fragments", f"{fragment_id}.json")
+        if not plain(fragment_id):  # a hand-edited draft's: no such fragment
+            continue
+        source = named(workspace, "fragments", fragment_id)
         try:
             record = json.loads(source.read_bytes())
         except (OSError, ValueError):
@@ -177,7 +216,9 @@ def restore(workspace: Workspace, ids: list[str]) -> list[str]:
     what the forgotten core only held); returns those moved."""
     moved = []
     for fragment_id in ids:
-        source = folder(workspace, "pruned", f"{fragment_id}.json")
+        if not plain(fragment_id):
+            continue
+        source = named(workspace, "pruned", fragment_id)
         record = records_one(source)
         if record is None:
             continue
@@ -209,7 +250,7 @@ def scrub_texts(workspace: Workspace, texts: list[str]) -> int:
         hit = [line for line in lines if _scrubbed(line, texts)]
         if hit:
             body = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
-            atomic_write(path, body)
+            owner_only_write(path, body, top=folder(workspace))
             changed += len(hit)
     return changed
 
@@ -254,7 +295,7 @@ def add_brief(
         "consumed_by_draft": None,
         "parked": False,
     }
-    write(folder(workspace, "briefs", f"{record['id']}.json"), record)
+    write(named(workspace, "briefs", record["id"]), record)
     return record
 
 
@@ -273,7 +314,7 @@ def open_brief(workspace: Workspace) -> dict[str, Any] | None:
 
 
 def save_brief(workspace: Workspace, brief: dict[str, Any]) -> None:
-    write(folder(workspace, "briefs", f"{brief['id']}.json"), brief)
+    write(named(workspace, "briefs", brief["id"]), brief)
 
 
 def consume_brief(workspace: Workspace, brief_id: str | None, draft_id: str | None) -> None:
@@ -300,14 +341,13 @@ def drafts(workspace: Workspace) -> list[dict[str, Any]]:
 
 
 def draft_path(workspace: Workspace, draft_id: str) -> Path:
-    return folder(workspace, "drafts", f"{draft_id}.json")
+    return named(workspace, "drafts", draft_id)
 
 
 def load_draft(workspace: Workspace, draft_id: str) -> dict[str, Any]:
-    path = draft_path(workspace, draft_id)
-    if "/" in draft_id or not path.is_file():
+    if not plain(draft_id) or not draft_path(workspace, draft_id).is_file():
         raise HippoError(f"no draft '{draft_id}'; `hippo review` lists the drafts waiting")
-    return read(path, workspace, "draft")
+    return read(draft_path(workspace, draft_id), workspace, "draft")
 
 
 def save_draft(workspace: Workspace, draft: dict[str, Any]) -> None:
@@ -374,14 +414,8 @@ def append_event(workspace: Workspace, record: dict[str, Any]) -> None:
 
 def append_record(workspace: Workspace, name: str, record: dict[str, Any]) -> None:
     """Add one line to the JSON lines file ``name``, written with one call, whole."""
-    path = folder(workspace, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line)
-    finally:
-        os.close(fd)
+    owner_only_append(folder(workspace, name), line, top=folder(workspace))
 
 
 def events(workspace: Workspace) -> list[dict[str, Any]]:

@@ -58,7 +58,8 @@ def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str],
         import mcp  # noqa: F401  (with the SDK, /mcp is served: its mount must be sound)
 
         mcp_mount({route.path for route in routes()})
-    with file_lock(store.folder(cycle.workspace, "serve.lock"), wait=0) as held:
+    lock = store.folder(cycle.workspace, "serve.lock")
+    with file_lock(lock, wait=0, owner_only=lock.parent) as held:
         if held is None:
             raise Refused(
                 "another hippo sleep serve runs for this workspace; stop it first (one "

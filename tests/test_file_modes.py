@@ -1,0 +1,285 @@
+"""Files only their owner reads: ``$HIPPO_HOME`` (the index, hooks.log, locks, caches), the
+session records and the sleep pack's store are 0700 folders and 0600 files whatever the
+umask, and those an earlier hippo left open are tightened when hippo next writes there;
+settings, notes and packs, shared through git, follow the umask. The real ``hippo`` runs in
+a subprocess under each umask (finding P1).
+
+``atomic_write`` never sets the process umask, which races with every thread creating files
+(finding P2).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.claude_factory import ClaudeSession
+
+OWNER_ONLY = (".hippo/sessions", ".hippo/sleep")
+
+
+def _modes(top: Path) -> dict[str, int]:
+    """The permission bits of ``top`` and everything below it, by path relative to it (a
+    folder's ending with ``/``)."""
+    found = {"./": stat.S_IMODE(top.stat().st_mode)}
+    for path in top.rglob("*"):
+        name = path.relative_to(top).as_posix() + ("/" if path.is_dir() else "")
+        found[name] = stat.S_IMODE(path.lstat().st_mode)
+    return found
+
+
+class Machine:
+    """A home, a workspace and a Claude Code transcript; ``run`` is the real ``hippo`` in a
+    subprocess under ``umask``."""
+
+    def __init__(self, tmp_path: Path, umask: int) -> None:
+        self.umask = umask
+        self.home = tmp_path / "home"
+        self.hippo_home = self.home / "hippo"
+        self.root = tmp_path / "ws"
+        self.claude = tmp_path / "claude"
+        for folder in (self.root, self.claude):
+            folder.mkdir(mode=0o755)
+            folder.chmod(0o755)
+        self.env = {
+            **os.environ,
+            "HOME": str(self.home),
+            "HIPPO_HOME": str(self.hippo_home),
+            "CLAUDE_CONFIG_DIR": str(self.claude),
+            "HIPPO_LOAD_PLUGINS": "sleep",
+        }
+
+    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "hippo_core", *args],
+            cwd=self.root,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            umask=self.umask,
+            check=False,
+        )
+        assert done.returncode == 0 or args[0] == "hook", (args, done.stdout, done.stderr)
+        return done
+
+    def a_day_of_work(self) -> None:
+        subprocess.run(["git", "init", "-q"], cwd=self.root, check=True, umask=self.umask)
+        self.run("init")
+        self.run("pack", "add", "sleep")
+        session = ClaudeSession(self.claude, str(self.root))
+        session.prompt("why does the deploy stall").answer("The queue pauses.").write()
+        self.run("ingest")  # the index, its lock, a derived session record
+        self.run("session", "start", "--id", "s1", "--task", "fix the deploy")
+        self.run("session", "end", "--id", "s1", "--handoff", "The queue is fixed.")
+        self.run("hook", "session-start", stdin="not json")  # a problem: hooks.log
+        self.run("remember", "deploys pause on Saturdays", "--topic", "deploy")
+        self.run("brief", "--summary", "the deploy queue")
+        self.run("nudge")  # state, events
+        self.run("search", "--local", "deploy")
+        self.run("dream", "--dry-run")  # the dream's lock in $HIPPO_HOME/locks/
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_what_hippo_keeps_of_turns_and_agents_is_owner_only_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    machine = Machine(tmp_path, umask)
+    machine.a_day_of_work()
+
+    home = _modes(machine.hippo_home)
+    for name in ("index.sqlite", "hooks.log", "ingest.lock"):
+        assert name in home, sorted(home)
+    assert any(name.startswith("locks/dream-") for name in home)
+    assert any(name.startswith("cache/entry-points-") for name in home)
+    assert "./" in home and "locks/" in home
+    stores = {
+        f"{where}/{name}": mode
+        for where in OWNER_ONLY
+        for name, mode in _modes(machine.root / where).items()
+    }
+    assert {".hippo/sessions/s1.json", ".hippo/sessions/.lock"} <= set(stores)
+    assert any(name.startswith(".hippo/sleep/fragments/f") for name in stores)
+    assert {".hippo/sleep/events.jsonl", ".hippo/sleep/state.json"} <= set(stores)
+    for name, mode in {**home, **stores}.items():
+        assert mode == (0o700 if name.endswith("/") else 0o600), (name, oct(mode))
+
+    # What is shared through git follows the umask; folders hippo did not make are left be.
+    shared = 0o666 & ~umask
+    assert stat.S_IMODE((machine.root / ".hippo/settings.toml").stat().st_mode) == shared
+    assert stat.S_IMODE((machine.root / "notes/Home.md").stat().st_mode) == shared
+    assert stat.S_IMODE((machine.root / ".hippo/packs/sleep/pack.toml").stat().st_mode) == shared
+    assert stat.S_IMODE((machine.root / ".hippo/packs").stat().st_mode) == 0o777 & ~umask
+    assert stat.S_IMODE(machine.root.stat().st_mode) == 0o755
+    assert stat.S_IMODE(machine.claude.stat().st_mode) == 0o755
+
+
+def test_sqlite_makes_the_index_s_wal_and_shm_with_the_index_s_mode(tmp_path: Path) -> None:
+    """The -wal and -shm files exist only while a connection is open: look at them then."""
+    import sqlite3
+
+    machine = Machine(tmp_path, 0o022)
+    session = ClaudeSession(machine.claude, str(machine.root))
+    session.prompt("a prompt").answer("an answer").write()
+    (machine.root / ".hippo").mkdir()
+    machine.run("ingest")
+    index = machine.hippo_home / "index.sqlite"
+    conn = sqlite3.connect(index)
+    try:
+        conn.execute("SELECT count(*) FROM turns").fetchone()
+        made = sorted(p.name for p in machine.hippo_home.glob("index.sqlite*"))
+        assert made == ["index.sqlite", "index.sqlite-shm", "index.sqlite-wal"]
+        for path in machine.hippo_home.glob("index.sqlite*"):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    finally:
+        conn.close()
+
+
+def test_what_an_earlier_hippo_left_readable_is_tightened_at_the_next_write(
+    tmp_path: Path,
+) -> None:
+    machine = Machine(tmp_path, 0o022)
+    machine.a_day_of_work()
+    # As an earlier hippo left them under umask 022.
+    for top in (machine.hippo_home, *(machine.root / where for where in OWNER_ONLY)):
+        for path in (top, *top.rglob("*")):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    fragment = next((machine.root / ".hippo/sleep/fragments").iterdir())
+
+    session = ClaudeSession(machine.claude, str(machine.root))
+    session.prompt("one more prompt").answer("one more answer").write()
+    machine.run("ingest")
+    machine.run("session", "start", "--id", "s2", "--task", "another session")
+    machine.run("hook", "session-start", stdin="not json")
+    machine.run("remember", "a second fragment")
+    machine.run("nudge")
+
+    def mode(path: Path) -> int:
+        return stat.S_IMODE(path.stat().st_mode)
+
+    for folder in (machine.hippo_home, *(machine.root / where for where in OWNER_ONLY)):
+        assert mode(folder) == 0o700, folder
+    assert mode(machine.root / ".hippo/sleep/fragments") == 0o700
+    for written in ("index.sqlite", "hooks.log", "ingest.lock"):
+        assert mode(machine.hippo_home / written) == 0o600, written
+    assert mode(machine.root / ".hippo/sessions/s2.json") == 0o600
+    assert mode(machine.root / ".hippo/sleep/events.jsonl") == 0o600
+    # A file hippo did not write again keeps its bits, in a folder only its owner enters.
+    assert mode(fragment) == 0o644
+    # What is shared is never changed.
+    assert mode(machine.root / ".hippo") == 0o755
+    assert mode(machine.root / ".hippo/settings.toml") == 0o644
+
+
+RACE = """
+import os, sys, threading, time
+from hippo_core.atomic import atomic_write
+
+folder = sys.argv[1]
+stop = threading.Event()
+
+def writer():
+    n = 0
+    while not stop.is_set():
+        path = os.path.join(folder, "written", str(n))
+        atomic_write(path, b"x", durable=False)  # a new file each time
+        os.unlink(path)
+        n += 1
+
+os.makedirs(os.path.join(folder, "made"))
+thread = threading.Thread(target=writer)
+thread.start()
+loose, made, deadline = 0, 0, time.monotonic() + 3
+while time.monotonic() < deadline and made < 30000 and not loose:
+    path = os.path.join(folder, "made", str(made % 100))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    loose += os.fstat(fd).st_mode & 0o777 != 0o600
+    os.close(fd)
+    os.unlink(path)
+    made += 1
+stop.set()
+thread.join()
+print(loose, made)
+"""
+
+
+def test_atomic_write_never_opens_the_umask_to_another_thread(tmp_path: Path) -> None:
+    """Under umask 077 a thread's file is 0600 while another loops ``atomic_write`` on new
+    files: setting the umask to 0 for a moment, as it did, let one come out 0666."""
+    done = subprocess.run(
+        [sys.executable, "-c", RACE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        umask=0o077,
+        check=True,
+    )
+    loose, made = map(int, done.stdout.split())
+    assert (loose, made > 1000) == (0, True), done.stdout
+
+
+def test_no_module_of_hippo_reads_or_sets_the_umask() -> None:
+    """Reading the umask means setting it (``os.umask``): the race above, wherever it is
+    (``packs/scaffold.py`` had it too)."""
+    import ast
+
+    import hippo_core
+    import hippo_packs
+
+    calls = []
+    for package in (hippo_core, hippo_packs):
+        for path in Path(package.__file__).parent.rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr == "umask":
+                    calls.append(f"{path.name}:{node.lineno}")
+    assert calls == []
+
+
+MODES = """
+import os, sys
+from hippo_core.atomic import atomic_write
+
+folder = sys.argv[1]
+atomic_write(f"{folder}/new", "x")
+atomic_write(f"{folder}/private", "x", mode=0o600)
+with open(f"{folder}/kept", "w"):
+    pass
+os.chmod(f"{folder}/kept", 0o640)
+atomic_write(f"{folder}/kept", "y")
+atomic_write(f"{folder}/tightened", "x")
+atomic_write(f"{folder}/tightened", "y", mode=0o600)
+"""
+
+
+def test_atomic_write_modes(tmp_path: Path) -> None:
+    """A new file follows the umask, an existing one keeps its bits, ``mode`` is exact."""
+    folder = tmp_path / "files"
+    folder.mkdir()
+    subprocess.run([sys.executable, "-c", MODES, str(folder)], umask=0o022, check=True)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+    assert modes == {"new": 0o644, "private": 0o600, "kept": 0o640, "tightened": 0o600}
+
+
+def test_owner_only_helpers_leave_folders_above_their_top_alone(tmp_path: Path) -> None:
+    from hippo_core import owner_only_append, owner_only_write
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    owner_only_write(shared / "store" / "deep" / "record.json", "{}", top=shared / "store")
+    owner_only_append(shared / "store" / "log.jsonl", b"{}\n", top=shared / "store")
+    owner_only_append(shared / "store" / "log.jsonl", b"{}\n", top=shared / "store")
+    assert _modes(shared) == {
+        "./": 0o755,
+        "store/": 0o700,
+        "store/deep/": 0o700,
+        "store/deep/record.json": 0o600,
+        "store/log.jsonl": 0o600,
+    }
+    assert (shared / "store" / "log.jsonl").read_bytes() == b"{}\n{}\n"
