@@ -63,9 +63,11 @@ def test_doctor_warns_about_each_bearer_and_url_password_of_the_sleep_pack(
         'bearer_token = "serve-secret"\n'
         "[sleep.notify]\n"
         'bearer_token = "notify-secret"\n'
+        'secret = "notify-sig-secret"\n'
         'webhook_url = "https://hook:hook-secret@hooks.example/in"\n'
         "[sleep.ripple]\n"
         'bearer_token = "ripple-secret"\n'
+        'secret = "ripple-sig-secret"\n'
         "[sleep.model]\n"
         'url = "http://me:model-secret@127.0.0.1:9/v1"\n',
     )
@@ -75,11 +77,13 @@ def test_doctor_warns_about_each_bearer_and_url_password_of_the_sleep_pack(
         bearer("serve"),
         bearer("notify"),
         bearer("ripple"),
+        bearer("notify", "secret"),
+        bearer("ripple", "secret"),
         url_password("notify", "webhook_url", "bearer_token_env or bearer_token_keyring"),
         url_password("model", "url", "api_key_env"),
     ):
         assert expected in lines, run.out
-    for secret in ("serve-", "notify-", "hook-", "ripple-", "model-"):
+    for secret in ("serve-", "notify-", "notify-sig-", "hook-", "ripple-", "ripple-sig-", "model-"):
         assert f"{secret}secret" not in run.out + run.err  # named, never shown
 
 

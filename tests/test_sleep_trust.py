@@ -146,3 +146,57 @@ def test_when_a_person_must_approve_an_agent_and_a_pipe_cannot(
     [core] = night.cores().values()
     assert '\napproved_by: "person"\n' in core
     assert "landed 1 (by a person 1, by an agent 0)" in night.ok("sleep", "audit").out
+
+
+def test_an_approval_at_the_services_mcp_is_named_http_and_a_person_rule_holds_there(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+) -> None:
+    """The same tool at ``hippo sleep serve``'s ``/mcp`` (the SDK's HTTP client): named
+    ``http``, the client by its User-Agent (each request stands alone there); with
+    ``review = "person"`` it is refused there too, and nothing lands."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.test_sleep_service import serving, stop
+
+    def drafted(settings: str) -> tuple[Sleepy, str]:
+        night = make_sleepy(make_workspace(), hippo, settings)
+        for text in FRAGMENTS:
+            night.remember(text, "deploy")
+        night.ok("brief", "--summary", "deploys", "--promote", "deploy")
+        return night, night.json("sleep", "now")["sleep"]["draft"]
+
+    def decide(night: Sleepy, draft: str) -> types.CallToolResult:
+        served = serving(night.root)
+        url = f"http://{served.host}:{served.port}/mcp"
+
+        headers = {"Authorization": f"Bearer {served.token}", "User-Agent": "web-agent/2"}
+
+        async def call() -> types.CallToolResult:
+            me = types.Implementation(name="web-agent", version="2")
+            async with (
+                httpx2.AsyncClient(headers=headers) as web,
+                streamable_http_client(url, http_client=web) as (read, write, *_),
+                ClientSession(read, write, client_info=me) as mcp,
+            ):
+                await mcp.initialize()
+                decisions = [{"op": 0, "verdict": "approve"}]
+                return await mcp.call_tool("review_decide", {"id": draft, "decisions": decisions})
+
+        try:
+            return anyio.run(call)
+        finally:
+            assert "Traceback" not in stop(served)
+
+    night, draft = drafted("")
+    assert not decide(night, draft).is_error
+    by = night.draft()["operations"][0]["decided_by"]
+    assert (by["way"], by["person"], by["client"]) == ("http", False, "User-Agent web-agent/2")
+    assert receipt(night.root, draft)["invocation"]["by"] == by
+
+    night, draft = drafted('[sleep]\nreview = "person"\n')
+    before = json.dumps(night.draft()), night.cores()
+    said = decide(night, draft)
+    assert said.is_error and "a person must approve drafts in this workspace" in str(said.content)
+    assert "(http)" in str(said.content)
+    assert (json.dumps(night.draft()), night.cores()) == before

@@ -131,13 +131,20 @@ def mcp_server(tools: Mapping[str, Tool], start: str) -> Server[Any]:
 
 def _caller(ctx: ServerRequestContext[Any]) -> dict[str, str]:
     """Who calls: the client's name and version as its ``initialize`` gave them, and the
-    transport (``http`` at the sleep service's ``/mcp``, ``mcp`` on stdio)."""
+    transport (``http`` at the sleep service's ``/mcp``, ``mcp`` on stdio). Over HTTP each
+    request stands alone (no session is kept), so the client is named by its
+    ``User-Agent`` there."""
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
     client = " ".join(
         str(part) for part in (getattr(info, "name", ""), getattr(info, "version", "")) if part
     )
-    return {"client": client, "transport": "http" if ctx.request is not None else "mcp"}
+    if ctx.request is None:
+        return {"client": client, "transport": "mcp"}
+    agent = " ".join(str(getattr(ctx.request, "headers", {}).get("user-agent", "")).split())
+    if not client and agent:
+        client = f"User-Agent {agent[:200]}"
+    return {"client": client, "transport": "http"}
 
 
 async def _serve(tools: Mapping[str, Tool], start: str) -> None:

@@ -17,6 +17,7 @@ CREDENTIALS = (
     ("notify", "bearer_token"),
     ("notify", "secret"),
     ("ripple", "bearer_token"),
+    ("ripple", "secret"),
 )
 #: The URLs of ``[sleep.*]``, which must not hold a password either, and where the
 #: credential goes instead.
