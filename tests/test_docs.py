@@ -13,6 +13,7 @@ from gen_cli import command_paths, render  # noqa: E402
 from gen_hooks import render as render_hooks  # noqa: E402
 
 from hippo_core.cli import app  # noqa: E402
+from tests.sleep_scene import make_sleepy  # noqa: E402
 
 
 def test_command_reference_matches_the_help():
@@ -121,5 +122,15 @@ def test_the_configuration_chapter_shows_what_hippo_config_prints(hippo, make_wo
         "hippo config set index_url postgresql+psycopg://hippo:s3cret@db.example.org/hippo_team",
     ):
         run = hippo(*command.split()[1:], cwd=ws)
+        shown = f"$ {command}\n{run.out}{run.err}"
+        assert shown in chapter, shown
+    sleepy = make_sleepy(make_workspace(), hippo)  # the sleep pack's table, out of range
+    for command in (
+        "hippo config set sleep.interval_seconds 100",
+        "hippo config set interval_seconds 72000",
+        "hippo config set sleep.model.keep_warm_seconds 60",
+    ):
+        run = sleepy.run(*command.split()[1:])
+        assert run.code != 0
         shown = f"$ {command}\n{run.out}{run.err}"
         assert shown in chapter, shown
