@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     from hippo_core.sessions import session_records
     from hippo_core.settings import Settings
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
+    from hippo_core.transcripts.privacy import redact_text
     from hippo_core.workspace import Workspace
 
 #: Where each public name lives, grouped as docs/plugins.md lists them.
@@ -102,6 +103,7 @@ _HOMES = {
     "hippo_core.locks": ("file_lock",),
     "hippo_core.jsonfiles": ("json_objects_in", "read_json_object"),
     "hippo_core.processes": ("process_alive",),
+    "hippo_core.transcripts.privacy": ("redact_text",),
     # Notes and the context block.
     "hippo_core.notes.note": ("Note",),
     "hippo_core.notes.edit": ("EditError", "note_digest"),
@@ -254,6 +256,7 @@ __all__ = [
     "receipt_record",
     "reconcile",
     "record_proposal",
+    "redact_text",
     "render_prompt",
     "review_items",
     "session_records",

@@ -35,6 +35,7 @@ PUBLIC = {
         "json_objects_in",
         "process_alive",
         "read_json_object",
+        "redact_text",
     ],
     "notes and the context block": [
         "ContextBlock",
