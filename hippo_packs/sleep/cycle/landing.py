@@ -25,6 +25,7 @@ from hippo_core import (
     receipt_record,
     reconcile,
     record_proposal,
+    redact_text,
     settle,
 )
 from hippo_packs.sleep.cycle.review import Decision, check
@@ -68,6 +69,7 @@ def decide(cycle: Cycle, draft_id: str, given: Any, note: str) -> dict[str, Any]
     could not be written (the note changed meanwhile): that operation is pending again."""
     draft = store.load_draft(cycle.workspace, draft_id)
     decisions = check(cycle, draft, given)
+    note = redact_text(note)
     operations = draft["operations"]
     now = store.now()
     taken: set[str] = set()

@@ -15,6 +15,10 @@ Under ``.hippo/sleep/``::
 Long-term cores are notes under ``<notes_dir>/<cores_dir>/`` (:mod:`.cores`), and the
 receipts of what landed are hippo's own. Every file is written whole and atomically; ids
 sort by time. A fragment is never edited: it is moved to ``pruned/`` when consumed.
+
+Text is redacted as it comes in (``redact_text``, as transcripts are): a fragment's text
+and topic, a brief's summary and hints. What is kept, drafted, landed or sent on is built
+from these, so a secret an agent saw never reaches a committed file or the drafting model.
 """
 
 from __future__ import annotations
@@ -26,7 +30,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import HippoError, atomic_write, json_objects_in, new_id, read_json_object
+from hippo_core import (
+    HippoError,
+    atomic_write,
+    json_objects_in,
+    new_id,
+    read_json_object,
+    redact_text,
+)
 
 if TYPE_CHECKING:
     from hippo_core import Workspace
@@ -99,8 +110,8 @@ def add_fragment(
         raise HippoError("a fragment needs text: hippo remember 'what to keep'")
     record = {
         "id": record_id("f"),
-        "content": text,
-        "topic": " ".join(topic.split()),
+        "content": redact_text(text),
+        "topic": redact_text(" ".join(topic.split())),
         "source": source,
         "verbatim": verbatim,
         "session": session,
@@ -155,10 +166,10 @@ def add_brief(
         raise HippoError("a brief needs a summary of what mattered: hippo brief --summary TEXT")
     record = {
         "id": record_id("b"),
-        "summary": summary.strip(),
-        "promote_hints": [h.strip() for h in promote if h.strip()],
-        "noise_hints": [h.strip() for h in noise if h.strip()],
-        "completed_intents": [i.strip() for i in completed if i.strip()],
+        "summary": redact_text(summary.strip()),
+        "promote_hints": [redact_text(h.strip()) for h in promote if h.strip()],
+        "noise_hints": [redact_text(h.strip()) for h in noise if h.strip()],
+        "completed_intents": [redact_text(i.strip()) for i in completed if i.strip()],
         "written_by": by,
         "created_at": now(),
         "consumed_at": None,
