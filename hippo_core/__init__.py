@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from hippo_core.settings import Settings
     from hippo_core.terminal import printable
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
+    from hippo_core.transcripts.privacy import redact_text
     from hippo_core.workspace import Workspace
 
 #: Where each public name lives, grouped as docs/plugins.md lists them.
@@ -108,6 +109,7 @@ _HOMES = {
     "hippo_core.owner_only": ("owner_only_append", "owner_only_write"),
     "hippo_core.jsonfiles": ("json_objects_in", "read_json_object"),
     "hippo_core.processes": ("process_alive",),
+    "hippo_core.transcripts.privacy": ("redact_text",),
     # Notes and the context block.
     "hippo_core.notes.note": ("Note",),
     "hippo_core.notes.edit": ("EditError", "note_digest"),
@@ -272,6 +274,7 @@ __all__ = [
     "receipt_record",
     "reconcile",
     "record_proposal",
+    "redact_text",
     "render_prompt",
     "review_items",
     "session_records",

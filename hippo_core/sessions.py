@@ -4,7 +4,9 @@ A *declared* record is written by ``hippo session`` and ``hippo hook``; a *deriv
 ``hippo ingest`` for a transcript of this workspace that has no declared record. Declaring
 a session replaces its derived record; ingest never replaces a declared one.
 
-Ids become file names (:mod:`hippo_core.session_ids`).
+Ids become file names (:mod:`hippo_core.session_ids`). A declared task, handoff or
+no-change reason is redacted as it is recorded (:func:`_redacted`), so every reader (the
+session log, the dream, a plugin, the team push) gets what the index would hold.
 """
 
 from __future__ import annotations
@@ -113,8 +115,18 @@ def records_lock(workspace: Workspace) -> Iterator[None]:
         yield
 
 
+def _redacted(text: str | None) -> str | None:
+    # Imported here: a hook that records no text (most of them) never loads the rules.
+    if text is None:
+        return None
+    from hippo_core.transcripts.privacy import redact
+
+    return redact(text).text
+
+
 def new_declared(raw_id: str, tool: str, *, task: str | None, cwd: str | None) -> dict[str, Any]:
-    """A fresh declared record (not yet written)."""
+    """A fresh declared record (not yet written); ``task`` is redacted."""
+    task = _redacted(task)
     return {
         "id": session_id(raw_id),
         "tool": tool,
@@ -154,7 +166,7 @@ def declare(
             if derived.get(key):
                 record[key] = derived[key]
     elif task and not record.get("task"):
-        record["task"] = task
+        record["task"] = _redacted(task)
     if write:
         write_record(workspace, record)
     return record
@@ -188,15 +200,16 @@ def end(
     handoff: str | None = None,
     no_change: str | None = None,
 ) -> dict[str, Any]:
-    """End a declared session, recording what it touched, its handoff or why nothing."""
+    """End a declared session, recording what it touched, its handoff or why nothing
+    (both redacted)."""
     notes = list(dict.fromkeys(notes or []))
     record["ended"] = now()
     record["notes"] = list(dict.fromkeys([*record.get("notes", []), *notes]))
     if handoff is not None:
-        record["handoff"] = handoff
+        record["handoff"] = _redacted(handoff)
         record["handoff_derived"] = False  # the session's own words win over a derived one
     if no_change is not None:
-        record["no_change"] = no_change
+        record["no_change"] = _redacted(no_change)
     if notes or handoff is not None:
         record["end_reason"] = "changed"
     elif no_change is not None:

@@ -37,6 +37,7 @@ PUBLIC = {
         "owner_only_write",
         "process_alive",
         "read_json_object",
+        "redact_text",
     ],
     "notes and the context block": [
         "ContextBlock",

@@ -522,6 +522,7 @@ def test_the_marker_inside_a_line_or_spelt_otherwise_does_not(prompt):
 TRIGGERS = (
     "<private>", "-----begin", "eyj", "akia", "asia", "aiza", "gh", "sk-", "k_live_",
     "xox", "://", "token", "secret", "passw", "pwd", "key", "credential",
+    "mysql", "mariadb", "sshpass", "redis-cli", "curl", "login",
 )  # fmt: skip
 
 
@@ -539,15 +540,20 @@ FRAGMENTS = st.sampled_from(
         "<private>", "</private>", "://", "u:", "@h", "sk-", "AKIA", "ghp_", "eyJ", ".",
         "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "abc123",
         "Xy7", "$", "(", ")", ",", "[redacted:secret]", "PWD", "secret", "4096",
+        "mysql ", " -p", "sshpass", "curl -u ", "docker login", "https://", "@github.com/",
+        "[redacted:github-token]", GITHUB,
     ]
 )  # fmt: skip
 
 
 @given(st.lists(st.one_of(FRAGMENTS, st.text(max_size=3)), max_size=30).map("".join))
 @example("TOKEN=sk-0: -----END RSA PRIVATE KEY-----")  # the kind in `[redacted:secret]: ...`
+@example("https://" + GITHUB + "@github.com/")  # a token as a URL's user
 def test_redaction_of_trigger_rich_text_is_idempotent(text):
     once = redact(text)
     assert redact(once.text) == Redacted(once.text, 0)
+    if "[redacted:[" not in text:
+        assert "[redacted:[" not in once.text  # a marker never holds another
 
 
 @pytest.mark.parametrize(
@@ -591,3 +597,97 @@ def test_http_credentials_and_secret_options(text: str, expected: str) -> None:
 )
 def test_credential_lookalikes_are_kept(text: str) -> None:
     assert redact(text) == Redacted(text, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mysql -u root -pSup3rS3cretFlag -h db", "mysql -u root -p[redacted:password] -h db"),
+        (
+            "docker exec db mysqldump -uroot -p'S3cret pw' ledger > dump.sql",
+            "docker exec db mysqldump -uroot -p'[redacted:password]' ledger > dump.sql",
+        ),
+        ("mariadb -pTr0ub4dor3 app", "mariadb -p[redacted:password] app"),
+        (
+            "sshpass -p ssHpassW0rd99 ssh -p 2222 deploy@host",
+            "sshpass -p [redacted:password] ssh -p 2222 deploy@host",
+        ),
+        ("sshpass -pssHpassW0rd99 scp a host:", "sshpass -p[redacted:password] scp a host:"),
+        (
+            "redis-cli -h cache -p 6379 -a R3disAuthPassw0rd ping",
+            "redis-cli -h cache -p 6379 -a [redacted:password] ping",
+        ),
+        (
+            "curl -u admin:Adm1nPassw0rd https://api.example.com/v1",
+            "curl -u admin:[redacted:password] https://api.example.com/v1",
+        ),
+        (
+            "curl -s --user=ops:Pa55w0rd -U proxy:Pr0xyPw https://x",
+            "curl -s --user=ops:[redacted:password] -U proxy:[redacted:password] https://x",
+        ),
+        (
+            "docker login -u ci -p D0ckerHubPassw0rd registry.example.com",
+            "docker login -u ci -p [redacted:password] registry.example.com",
+        ),
+        (
+            "az login --service-principal -u http://app -p AzSpPassw0rd99 --tenant t1",
+            "az login --service-principal -u http://app -p [redacted:password] --tenant t1",
+        ),
+        (  # a line of several commands: each reads its own arguments
+            "curl -H 'X' https://x mysql -pSup3rS3cretFlag sshpass -p ssHpassW0rd99 ls",
+            "curl -H 'X' https://x mysql -p[redacted:password] sshpass -p [redacted:password] ls",
+        ),
+    ],
+)
+def test_passwords_given_to_short_options(text: str, expected: str) -> None:
+    found = redact(text)
+    assert found.text == expected
+    assert found.count == expected.count("[redacted:")
+    assert redact(expected) == Redacted(expected, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -u root -p appdb",  # -p alone asks for the password; appdb is the database
+        "mysql -u root -p$MYSQL_PWD",
+        "ssh -p 2222 deploy@host",
+        "sshpass -p $SSHPASS ssh host",
+        "curl -u admin https://api.example.com",  # curl asks for the password
+        "curl -u $USER:$TOKEN https://api.example.com",
+        "docker login -u ci --password-stdin registry.example.com",
+        "pip install -p 3 things; mysql -P 3306 -h db",
+        "use curl -u to send credentials",
+    ],
+)
+def test_short_options_that_hold_no_password_are_left_alone(text: str) -> None:
+    assert redact(text) == Redacted(text, 0)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            "git clone https://" + GITHUB + "@github.com/acme/ledger.git",
+            "git clone https://[redacted:github-token]@github.com/acme/ledger.git",
+        ),
+        (
+            "https://" + GITHUB + ":x-oauth-basic@github.com/acme/ledger.git",
+            "https://[redacted:github-token]:x-oauth-basic@github.com/acme/ledger.git",
+        ),
+        (
+            "https://oauth2:" + FAMILIES["gitlab-token"] + "@gitlab.com/acme/ledger.git",
+            "https://oauth2:[redacted:gitlab-token]@gitlab.com/acme/ledger.git",
+        ),
+    ],
+)
+def test_a_token_used_as_a_urls_user_is_one_marker(url: str, expected: str) -> None:
+    assert redact(url) == Redacted(expected, 1)
+    assert redact(expected) == Redacted(expected, 0)
+
+
+def test_redact_text_is_the_public_form() -> None:
+    from hippo_core import redact_text
+
+    assert redact_text(f"key {AWS_ID}") == "key [redacted:aws-access-key]"
+    assert redact_text("nothing here") == "nothing here"

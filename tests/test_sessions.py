@@ -160,3 +160,40 @@ def test_log_lists_sessions_newest_first_and_is_regenerated(
     assert (ws / "notes" / "Session log.md").read_text() == log
     lint = hippo("notes", "lint", cwd=ws)
     assert "Session log.md" not in lint.out
+
+
+def test_a_declared_task_handoff_and_reason_are_kept_redacted_and_the_log_shows_no_secret(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    """Finding R4: the session log lies in the notes, where the context and read_note
+    serve it; what a session declares is redacted as it is written, for every reader."""
+    aws = "AKIA" + "QWERTYUIOP123456"
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    ws = make_workspace()
+    hippo("session", "start", "--id", "s1", "--task", f"rotate {token}", cwd=ws)
+    hippo("session", "start", "--id", "s2", cwd=ws)
+    hippo("session", "start", "--id", "s2", "--task", f"later {token}", cwd=ws)  # a missing task
+    ended = hippo(
+        "session",
+        "end",
+        "--id",
+        "s1",
+        "--handoff",
+        f"aws key {aws} in prose\nsee [[Deploy]]",
+        cwd=ws,
+    )
+    assert ended.code == 0
+    hippo("session", "end", "--id", "s2", "--no-change", "mysql -uroot -pSup3rS3cretFlag", cwd=ws)
+
+    first, second = record(ws, "s1"), record(ws, "s2")
+    assert first["task"] == "rotate [redacted:github-token]"
+    assert first["handoff"] == "aws key [redacted:aws-access-key] in prose\nsee [[Deploy]]"
+    assert second["task"] == "later [redacted:github-token]"
+    assert second["no_change"] == "mysql -uroot -p[redacted:password]"
+    hippo("log", cwd=ws)
+    log = (ws / "notes" / "Session log.md").read_text()
+    assert "handoff: aws key [redacted:aws-access-key] in prose" in log
+    assert "no change: mysql -uroot -p[redacted:password]" in log
+    for path in (ws / ".hippo" / "sessions").glob("*.json"):
+        assert aws not in path.read_text() and token not in path.read_text()
+    assert aws not in log and "Sup3rS3cretFlag" not in log

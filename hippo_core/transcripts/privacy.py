@@ -1,10 +1,12 @@
 """Redaction of private spans and secrets in transcript text, before anything is indexed.
 
 The ingest calls :func:`redact` on every prompt, answer, title and handoff, and
-:func:`is_private_session` on every human prompt. Redaction is pattern-based: it replaces
-``<private>...</private>`` spans, then the secret shapes and labelled values listed in
-``docs/security.md``. Text without any trigger substring, most of a corpus, costs one hint
-scan, an ASCII lower-casing and a few substring searches.
+:func:`is_private_session` on every human prompt; :func:`redact_text` is the public API's
+form of it, for plugins that keep text (the sleep pack's fragments, briefs and cards).
+Redaction is pattern-based: it replaces ``<private>...</private>`` spans, then the secret
+shapes, labelled values and command-line passwords listed in ``docs/security.md``. Text
+without any trigger substring, most of a corpus, costs one hint scan, an ASCII lower-casing
+and a few substring searches.
 """
 
 from __future__ import annotations
@@ -140,8 +142,9 @@ _SHAPE_HINT = Lazy(
     r"|-(?<=key-)|_(?<=shp[a-z]{2}_)|_(?<=_v1_)|\.(?=[\w-]{6}\.[\w-]{27})"
     r"|/(?<=/api/webhooks/)|:(?=AA[\w-]{33})|=(?<=Key=)|=(?<=sig=)"
 )
-#: ``scheme://user:PASSWORD@host``; the password runs to the last ``@`` of the authority.
-_URL_PASSWORD = Lazy(r"://(?<=\w://)[^\s:/@]*:(?P<secret>[^\s/?#]+)@(?=[\w\[])")
+#: ``scheme://user:PASSWORD@host``; the password runs to the last ``@`` of the authority. The
+#: user has no ``[``, so a token used as the user, already ``[redacted:kind]``, is no user.
+_URL_PASSWORD = Lazy(r"://(?<=\w://)[^\s:/@\[\]]*:(?P<secret>[^\s/?#]+)@(?=[\w\[])")
 
 #: An HTTP credential: ``Authorization: Bearer <token>`` (or Basic, Token), or a bare
 #: ``Bearer <token>``; the credential is at least 16 characters, so prose ("Bearer tokens")
@@ -157,6 +160,29 @@ _SECRET_OPTION = Lazy(
     r"(?P<secret>[^\s\"'`]+)",
     re.IGNORECASE,
 )
+
+#: Commands whose short option takes a password (:data:`_SHORT_OPTIONS`). mysql's ``-p``
+#: takes only an attached value: ``mysql -p appdb`` asks for the password and opens the
+#: database ``appdb``.
+_SHORT_COMMANDS = Lazy(
+    r"(?<![\w.-])(?:mysql(?:admin|dump|import|show|check|slap)?|mariadb(?:-admin|-dump)?"
+    r"|sshpass|redis-cli|curl|docker[ \t]+login|az[ \t]+login)(?![\w.-])"
+)
+#: Where a command's arguments end: the line, a pipe, a `;` or an `&&` (or the next command).
+_COMMAND_END = Lazy(r"[\n|;&]")
+_VALUE = r"(?P<secret>\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`]+)"
+#: Each command's option and whether only its first one counts (``sshpass -p PASS ssh -p 22``).
+_SHORT_OPTIONS: dict[str, tuple[Lazy, bool]] = {
+    "mysql": (Lazy(r"(?<!\S)-p" + _VALUE), True),
+    "sshpass": (Lazy(r"(?<!\S)-p[ \t]*" + _VALUE), True),
+    "redis-cli": (Lazy(r"(?<!\S)(?:-a|--pass)[ \t]+" + _VALUE), True),
+    "curl": (
+        Lazy(r"(?<!\S)(?:-u[ \t]*|-U[ \t]*|--user[ \t=]+|--proxy-user[ \t=]+)" + _VALUE),
+        False,
+    ),
+    "login": (Lazy(r"(?<!\S)-p[ \t]*" + _VALUE), True),
+}
+_SHORT_TRIGGERS = ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "login")
 
 #: Lower-case substrings without which no name labels a secret.
 _NAME_TRIGGERS = (b"token", b"secret", b"passw", b"pwd", b"key", b"credential")
@@ -216,6 +242,9 @@ def redact(text: str) -> Redacted:
     if "earer" in text or "uthorization" in text or "--" in text:
         text, found = _redact_credentials(text)
         count += found
+    if any(command in text for command in _SHORT_TRIGGERS):
+        text, found = _redact_short_options(text)
+        count += found
     # ASCII-folded, one byte per character, so positions in it are positions in `text`.
     folded = text.encode("ascii", "replace").lower()
     hits = sorted(at for word in _NAME_TRIGGERS for at in _find_all(folded, word))
@@ -223,6 +252,12 @@ def redact(text: str) -> Redacted:
         text, found = _redact_assignments(text, hits)
         count += found
     return Redacted(text, count)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with private spans and secrets replaced, as ``hippo ingest`` keeps a
+    transcript's text; already redacted text comes back unchanged."""
+    return redact(text).text
 
 
 def _find_all(data: bytes, word: bytes) -> list[int]:
@@ -269,6 +304,47 @@ def _redact_credentials(text: str) -> tuple[str, int]:
             count += 1
         text = "".join([*pieces, text[kept:]])
     return text, count
+
+
+def _redact_short_options(text: str) -> tuple[str, int]:
+    """Passwords given to a command's short option: ``mysql -pPASS``, ``sshpass -p PASS``,
+    ``redis-cli -a PASS``, ``curl -u user:PASS``, ``docker login -p PASS``."""
+    spans: set[tuple[int, int]] = set()
+    commands = list(_SHORT_COMMANDS.finditer(text))
+    # Each command reads its own arguments, up to the next one (`curl ... mysql -pPASS` on
+    # one line too): every character is read once.
+    for at, command in enumerate(commands):
+        name = command.group()
+        key = "login" if name.endswith("login") else "mysql" if name.startswith("m") else name
+        pattern, first_only = _SHORT_OPTIONS[key]
+        reach = commands[at + 1].start() if at + 1 < len(commands) else len(text)
+        stop = _COMMAND_END.search(text, command.end(), reach)
+        for option in pattern.compiled.finditer(
+            text, command.end(), stop.start() if stop else reach
+        ):
+            start, end = option.span("secret")
+            secret = option.group("secret")
+            if secret[0] in "\"'" and len(secret) > 1:
+                start, end, secret = start + 1, end - 1, secret[1:-1]
+            if key == "curl":
+                user, colon, secret = secret.partition(":")
+                if not colon:
+                    continue  # `curl -u user` asks for the password
+                start += len(user) + 1
+            if secret and not (
+                secret.startswith(("[redacted", "-")) or _PLACEHOLDER.fullmatch(secret)
+            ):
+                spans.add((start, end))
+            if first_only:
+                break
+    pieces: list[str] = []
+    kept = count = 0
+    for start, end in sorted(spans):
+        if start >= kept:
+            pieces += [text[kept:start], "[redacted:password]"]
+            kept = end
+            count += 1
+    return "".join([*pieces, text[kept:]]), count
 
 
 def _redact_url_passwords(text: str) -> tuple[str, int]:

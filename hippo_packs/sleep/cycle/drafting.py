@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import note_digest
+from hippo_core import note_digest, redact_text
 from hippo_packs.sleep.cycle import compose, voice
 from hippo_packs.sleep.cycle.compose import NO_TOPIC, topic_key
 from hippo_packs.sleep.cycle.operations import check_operations, salvage_operations
@@ -229,7 +229,7 @@ def failure(cycle: Cycle, text: str, cut: bool) -> str:
             f"the answer was cut off before one operation was complete: raise "
             f"model.max_tokens ({cap}) in [sleep.model]"
         )
-    shown = " ".join(text.split())[:80] or "(empty)"
+    shown = " ".join(redact_text(text).split())[:80] or "(empty)"
     return f"not the JSON asked for: {shown!r}"
 
 

@@ -26,6 +26,7 @@ from hippo_core import (
     receipt_record,
     reconcile,
     record_proposal,
+    redact_text,
     settle,
 )
 from hippo_packs.sleep.cycle.review import Decision, ReviewError, check
@@ -80,6 +81,7 @@ def decide(
             f"and this is {describe_decider(by)}: run `hippo review {draft_id}` in a terminal "
             "(denials may come from anyone)"
         )
+    note = redact_text(note)
     operations = draft["operations"]
     now = store.now()
     taken: set[str] = set()

@@ -11,6 +11,9 @@ fragments it was drawn from (:func:`check_operations`):
 - an ``attach`` or ``supersede`` names a core that exists, or a ``new_core`` of the same
   draft (``target_op``);
 - a pile of N fragments yields at most N+1 operations.
+
+What the model wrote is redacted like any text that comes in: it was drawn from redacted
+fragments, but a model may write a secret's shape of its own.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import re
 from typing import Any
 
+from hippo_core import redact_text
 from hippo_packs.sleep.records.cores import words
 
 KINDS = ("new_core", "attach", "supersede", "verbatim")
@@ -93,7 +97,7 @@ def check_operations(
     for position, value in enumerate(raw):
         op, why = _one(value, position, pile, pile_words, live, topic, redraft, kept)
         if op is None:
-            dropped.append({"operation": str(position), "why": why})
+            dropped.append({"operation": str(position), "why": redact_text(why)})
         else:
             kept.append(op)
     limit = len(pile) + 1
@@ -121,9 +125,11 @@ def _one(
     if kind not in KINDS:
         return None, f"kind {kind!r} is not one of {', '.join(KINDS)}"
     content = value.get("content")
-    content = content.strip() if isinstance(content, str) else ""
+    content = redact_text(content.strip()) if isinstance(content, str) else ""
     restated = value.get("restated_content")
-    restated = restated.strip() if isinstance(restated, str) and kind == "attach" else ""
+    restated = (
+        redact_text(restated.strip()) if isinstance(restated, str) and kind == "attach" else ""
+    )
     if redraft or restated == content:
         restated = ""
     if not content and not (kind == "attach" and restated):
@@ -137,10 +143,10 @@ def _one(
     op: dict[str, Any] = {
         "kind": kind,
         "content": content,
-        "topic": str(value.get("topic") or topic).strip() or topic,
+        "topic": redact_text(str(value.get("topic") or topic).strip()) or topic,
         "source_short_ids": _cited(value.get("source_indexes"), content, pile),
         "evidence_count": 1,
-        "rationale": str(value.get("rationale") or "")[:1000],
+        "rationale": redact_text(str(value.get("rationale") or ""))[:1000],
         "_from": position,
     }
     if restated:

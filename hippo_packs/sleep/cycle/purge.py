@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import HippoError, forget_text, purge_note_history
+from hippo_core import HippoError, forget_text, purge_note_history, redact_text
 from hippo_packs.sleep.cycle import compose
 from hippo_packs.sleep.records import cores as core_notes
 from hippo_packs.sleep.records import store
@@ -46,7 +46,7 @@ def flag(cycle: Cycle, given: str, reason: str) -> dict[str, Any]:
     record = {
         "core": core.id,
         "path": core.path,
-        "reason": reason.strip(),
+        "reason": redact_text(reason.strip()),
         "flagged_at": store.now(),
     }
     store.write(store.named(cycle.workspace, "forget", core.id), record)
@@ -72,7 +72,7 @@ def flagged(cycle: Cycle) -> list[dict[str, Any]]:
 
 def purge_now(cycle: Cycle, given: str, reason: str) -> dict[str, Any]:
     core = _find(cycle, given, reason)
-    return purge(cycle, core.id, core.path, reason.strip())
+    return purge(cycle, core.id, core.path, redact_text(reason.strip()))
 
 
 def purge_flagged(cycle: Cycle) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@
 The messages are those of the store the cycle comes from, word for word, so a main model
 that learnt them there reads them here. The result of :func:`check` is the final shape
 of each approved operation (its kind, text, target and restatement after the reviewer's
-edits), which :mod:`.landing` writes.
+edits), which :mod:`.landing` writes. Every text a reviewer gives (a critique, a note, an
+edit) is redacted here, the one place every way of reviewing goes through.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import HippoError, note_digest
+from hippo_core import HippoError, note_digest, redact_text
 from hippo_packs.sleep.cycle.operations import KINDS, TARGETED
 from hippo_packs.sleep.records import cores as core_notes
 
@@ -102,8 +103,8 @@ def _one(
     verdict = str(raw.get("verdict", "")).strip().lower()
     if verdict not in ("approve", "deny"):
         raise ReviewError(f"operation {index}: verdict must be approve or deny")
-    critique = str(raw.get("critique") or "").strip()
-    note = str(raw.get("note") or "").strip()
+    critique = redact_text(str(raw.get("critique") or "").strip())
+    note = redact_text(str(raw.get("note") or "").strip())
     if verdict == "deny":
         if not critique:
             raise ReviewError(f"operation {index}: a critique is required to deny")
@@ -119,6 +120,7 @@ def _one(
             )
         if not isinstance(edited, str) or not edited.strip():
             raise ReviewError("edited_content must be non-empty; omit it to apply as-is")
+        edited = redact_text(edited)
     edit_keys = ("edited_kind", "edited_target_core_id", "edited_restated_content")
     if any(raw.get(k) is not None for k in edit_keys) and not terminal:
         raise ReviewError(
@@ -152,11 +154,13 @@ def _one(
     content = (edited if isinstance(edited, str) else str(op.get("content") or "")).strip()
     restated = ""
     if kind == "attach":
-        restated = str(
-            raw.get("edited_restated_content")
-            if raw.get("edited_restated_content") is not None
-            else op.get("restated_content") or ""
-        ).strip()
+        restated = redact_text(
+            str(
+                raw.get("edited_restated_content")
+                if raw.get("edited_restated_content") is not None
+                else op.get("restated_content") or ""
+            ).strip()
+        )
         if raw.get("edited_restated_content") is not None:
             edits["restated_content"] = op.get("restated_content")
         if restate is False and restated:

@@ -5,14 +5,15 @@ Off unless ``[sleep.voice] enabled = true``: then nothing is written and no prom
 On, the card is set (by a person with ``hippo voice set``, by the main model through the
 ``set_voice_card`` tool or ``PUT /voice``) with why it changed; each change is a version
 (the last 200 are kept in ``.hippo/sleep/voice.json``, written whole and atomically), and
-each draft records the version it was written under (``extra.model_voice``).
+each draft records the version it was written under (``extra.model_voice``). The card and
+its ``why`` are redacted before anything is kept, whichever way they came.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import HippoError
+from hippo_core import HippoError, redact_text
 from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def set_card(cycle: Cycle, text: str, why: str) -> dict[str, Any]:
     settings = cycle.settings.voice
     if not settings.enabled:
         raise Off(OFF)
-    text = text.strip()
+    text = redact_text(text.strip())
     if not text:
         raise HippoError("an empty card: say who these memories belong to")
     if len(text) > settings.max_chars:
@@ -84,7 +85,7 @@ def set_card(cycle: Cycle, text: str, why: str) -> dict[str, Any]:
     if found and found[-1]["text"] == text:
         return {"ok": True, "changed": False, "version": found[-1]["version"]}
     version = (found[-1]["version"] if found else 0) + 1
-    record = {"version": version, "text": text, "why": why.strip()[:WHY_CHARS]}
+    record = {"version": version, "text": text, "why": redact_text(why.strip())[:WHY_CHARS]}
     found.append({**record, "at": store.iso(store.now())})
     store.write(store.folder(cycle.workspace, "voice.json"), {"versions": found[-KEPT:]})
     return {"ok": True, "changed": True, "version": version}

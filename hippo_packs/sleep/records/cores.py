@@ -24,7 +24,8 @@ episodes that are its evidence, under ``## Evidence``::
 
 A superseded core keeps its text and gains ``superseded_by``; ``hippo context`` and
 ``hippo search`` find cores like any note. Edits change only the lines they name, so a
-person's own frontmatter keys and words stay as they were.
+person's own frontmatter keys and words stay as they were. What a core is written with
+(its file name, title, text, rewording and episodes) is redacted first: it is committed.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import split_frontmatter
+from hippo_core import redact_text, split_frontmatter
 
 if TYPE_CHECKING:
     from hippo_core import Workspace
@@ -152,7 +153,7 @@ def title_of(content: str) -> str:
 
 def new_path(workspace: Workspace, cores_dir: str, content: str, taken: set[str]) -> str:
     """A free path (relative to ``notes_dir``) for a new core named by its words."""
-    words = _SLUG.findall(content.lower())[:8]
+    words = _SLUG.findall(redact_text(content).lower())[:8]
     stem = "-".join(words)[:60].strip("-") or "core"
     root = cores_root(workspace, cores_dir)
     candidate, number = stem, 1
@@ -164,6 +165,7 @@ def new_path(workspace: Workspace, cores_dir: str, content: str, taken: set[str]
 
 def render_core(content: str, *, topic: str, date: str, meta: dict[str, Any]) -> str:
     """The whole note of a new core."""
+    content, topic = redact_text(content), redact_text(topic)
     lines = ["---", "type: core", "status: current", f"topic: {json.dumps(topic)}"]
     lines += [f"{key}: {_value(value)}" for key, value in meta.items() if value is not None]
     lines += [f"updated: {date}", f"created: {date}", "---", f"# {title_of(content)}", ""]
@@ -200,6 +202,7 @@ def set_meta(raw: bytes, updates: dict[str, Any]) -> bytes:
 def restate(raw: bytes, content: str) -> bytes:
     """The note with the core's text (between its title and ``## Evidence``) replaced."""
     text, crlf = _text(raw)
+    content = redact_text(content)
     head, block, rest = _parts(text)
     body = rest
     title = re.search(r"^# .*$", body, re.M)
@@ -213,7 +216,7 @@ def restate(raw: bytes, content: str) -> bytes:
 def add_satellite(raw: bytes, date: str, episode: str) -> bytes:
     """The note with ``- <date>: <episode>`` added at the end of its Evidence section."""
     text, crlf = _text(raw)
-    line = f"- {date}: {' '.join(episode.split())}"
+    line = f"- {date}: {' '.join(redact_text(episode).split())}"
     at = text.find(f"\n{EVIDENCE}\n")
     if at < 0:
         text = text.rstrip("\n") + f"\n\n{EVIDENCE}\n\n{line}\n"

@@ -17,6 +17,10 @@ receipts of what landed are hippo's own. Every file is written whole and atomica
 only its owner reads it (folders 0700, files 0600, whatever the umask: what agents
 remembered and said is there); ids sort by time. A fragment is never edited: it is moved
 to ``pruned/`` when consumed.
+
+Text is redacted as it comes in (``redact_text``, as transcripts are): a fragment's text
+and topic, a brief's summary and hints. What is kept, drafted, landed or sent on is built
+from these, so a secret an agent saw never reaches a committed file or the drafting model.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from hippo_core import (
     owner_only_append,
     owner_only_write,
     read_json_object,
+    redact_text,
 )
 from hippo_packs.sleep.records import clock
 
@@ -137,8 +142,8 @@ def add_fragment(
         raise HippoError("a fragment needs text: hippo remember 'what to keep'")
     record = {
         "id": record_id("f"),
-        "content": text,
-        "topic": " ".join(topic.split()),
+        "content": redact_text(text),
+        "topic": redact_text(" ".join(topic.split())),
         "source": source,
         "verbatim": verbatim,
         "session": session,
@@ -285,10 +290,10 @@ def add_brief(
         raise HippoError("a brief needs a summary of what mattered: hippo brief --summary TEXT")
     record = {
         "id": record_id("b"),
-        "summary": summary.strip(),
-        "promote_hints": [h.strip() for h in promote if h.strip()],
-        "noise_hints": [h.strip() for h in noise if h.strip()],
-        "completed_intents": [i.strip() for i in completed if i.strip()],
+        "summary": redact_text(summary.strip()),
+        "promote_hints": [redact_text(h.strip()) for h in promote if h.strip()],
+        "noise_hints": [redact_text(h.strip()) for h in noise if h.strip()],
+        "completed_intents": [redact_text(i.strip()) for i in completed if i.strip()],
         "written_by": by,
         "created_at": now(),
         "consumed_at": None,
