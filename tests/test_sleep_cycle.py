@@ -369,25 +369,36 @@ def test_mechanical_mode_keeps_every_fact_of_a_topic(
     assert ops[1]["evidence_count"] == 2  # the shorter one is all in it: its evidence
     assert night.draft()["extra"]["model_mode"] == "mechanical"
     night.ok("review", night.draft()["id"], "--approve", "0", "--approve", "1", "--approve", "2")
-    night.ok("review", night.draft()["id"], "--deny", "3=not a rule we keep")
-    night.ok("nudge")  # the denied attach is dropped, as decided; nothing else redrafts
+    night.ok("review", night.draft()["id"], "--deny", "3=not evidence of this core")
+    night.ok("nudge")  # the fact denied as evidence is offered as a core of its own, once
+    [again] = night.draft()["operations"]
+    assert (again["kind"], again["content"]) == ("new_core", "deploy only when CI is green on main")
+    night.ok("review", night.draft()["id"], "--deny", "0=not a rule we keep")
+    night.ok("nudge")  # denied again: dropped, as decided, with the critique
     assert all(d["status"] == "closed" for d in night.drafts())
     [core] = [text for name, text in night.cores().items() if name.startswith("we-deploy")]
     assert "- 20" in core and "after CI passes" in core and "CI is green" not in core
     dropped = json.loads((night.root / f".hippo/sleep/pruned/{ids[2]}.json").read_text())
-    assert dropped["pruned_because"].endswith("op 3: denied")
+    assert dropped["pruned_because"].endswith("op 0: denied: not a rule we keep")
     fates = night.json("sleep", "audit")["fragments"]
     assert fates["lost"] == [] and fates["counts"]["dropped"] == 1
     assert "preserved_verbatim: true" in night.cores()["keep-this-exactly-ship-on-fridays-never"]
     assert "Mechanical mode" in night.json("sleep", "status")["say"]
 
 
+@pytest.mark.parametrize(
+    "moved",
+    [
+        "Local Redis moved to port 6390 for the new compose file",
+        "Local Redis moved from port 6380 to port 6390 for the compose file",  # both values
+    ],
+)
 def test_mechanical_mode_attaches_to_a_topics_core_and_supersedes_a_changed_value(
-    make_workspace: WorkspaceMaker, hippo: HippoRunner
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, moved: str
 ):
     night = make_sleepy(make_workspace(), hippo)
     night.core_note("local-redis-port", "Local Redis runs on port 6380", topic="redis")
-    night.remember("Local Redis moved to port 6390 for the new compose file", "redis")
+    night.remember(moved, "redis")
     night.remember("flush the local Redis before running the payments tests", "redis")
     night.ok("brief", "--summary", "redis", "--promote", "redis")
     night.ok("nudge")
@@ -403,7 +414,32 @@ def test_mechanical_mode_attaches_to_a_topics_core_and_supersedes_a_changed_valu
     assert "6390" in cores[new]
     # the old value leaves the context block: a superseded core is not a current one
     block = night.ok("context", "--task", "which port does local redis run on").out
-    assert "6390" in block and "6380" not in block
+    assert "6390" in block and "runs on port 6380" not in block
+
+
+def test_a_fact_sharing_no_word_with_the_core_is_a_core_and_a_handoff_finds_its_core(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    """In mechanical mode, a fragment of the topic that shares no word with its core is
+    another fact: a core of its own, not an attach. A handoff that links no note has no
+    topic: it goes to the core it shares words with, or waits in short-term."""
+    night = make_sleepy(make_workspace(), hippo)
+    night.core_note("redis-port", "The dock service reads Redis on port 6380", topic="backend")
+    night.remember("Start the backend with `just up` (compose file dev.yml)", "backend")
+    night.remember("the dock service retries Redis twice", "backend")
+    for handoff in ("Dock service Redis retries checked.", "Shipped app 3.2.0."):
+        night.ok("session", "start", "--task", "work")
+        night.ok("session", "end", "--handoff", handoff)
+    night.ok("brief", "--summary", "backend", "--promote", "backend")
+    night.ok("nudge")
+    ops = night.draft()["operations"]
+    assert [(op["kind"], op.get("target_core_id"), op["content"]) for op in ops] == [
+        ("attach", "redis-port", "the dock service retries Redis twice"),
+        ("new_core", None, "Start the backend with `just up` (compose file dev.yml)"),
+        ("attach", "redis-port", "Dock service Redis retries checked."),
+    ]
+    handoffs = {f["content"]: f for f in night.json("remember", "list") if f["source"] == "handoff"}
+    assert handoffs["Shipped app 3.2.0."]["topic"] == ""  # in no operation: it waits
 
 
 def test_a_denied_mechanical_core_is_redrafted_from_the_next_best_fragment(

@@ -7,15 +7,26 @@ before a reviewer has seen them:
   the one sharing the most words with the others (ties: the longest, then the newest),
   never one whose text redaction changed, never one a review already denied as a core. It
   becomes a ``new_core``; a fragment whose words are mostly in it is evidence of it (one of
-  its sources); every other fragment is an ``attach`` to it (a dated satellite on landing).
-- **A topic with a live core.** Each fragment is an ``attach`` to it, unless it states a new
-  value for what the core states (:func:`restates_with_new_value`: the same subject words,
-  a different number, version, name or path): then a ``supersede`` of it.
+  its sources); a fragment that shares a word with it is an ``attach`` to it (a dated
+  satellite on landing); the fragments that share none are another fact of the topic, and
+  are composed the same way into a core of their own.
+- **A topic with a live core.** Each fragment that shares a word with one of the topic's
+  cores is an ``attach`` to the one it shares most with, unless it states a new value for
+  what that core states (:func:`restates_with_new_value`: the same subject words, a
+  different number, version, name or path): then a ``supersede`` of it. The fragments that
+  share no word with any are composed into a new core, as above.
+- **No topic** (a handoff that links no note, a fragment remembered without one): a
+  fragment goes to the live core of any topic it shares at least :data:`MATCH` words with,
+  as above; one that matches none waits in short-term. Without a topic, words are all
+  mechanical mode has to judge what a fact is about, and a pile of unrelated facts is not
+  a core.
 
 A redraft of a denied mechanical operation (:func:`redraft`) composes again without what a
 review refused for itself: a core denied for its words gives way to the next-best
-fragment, an attach denied on its own drops its fragment, a supersede denied comes back as
-an attach. A dependant of a denied core (its attach) is composed again, not dropped.
+fragment; an attach denied on its own (not with its core) is offered as a core of its own,
+once; a supersede denied comes back as an attach. What a review denied again is dropped,
+with the critique as its reason. A dependant of a denied core (its attach) is composed
+again, not dropped.
 """
 
 from __future__ import annotations
@@ -29,12 +40,21 @@ if TYPE_CHECKING:
     from hippo_packs.sleep.records.cores import Core
 
 NO_TOPIC = "(no topic)"
+#: The words a fragment with no topic must share with a core to go to it.
+MATCH = 2
 #: A fragment is evidence of a core when this share of its words are the core's already.
 COVERED = 0.75
 #: Marks of a value a fact states: a number or version, a path or URL, a name (a word with a
 #: capital letter inside the sentence), a span in backticks.
 _VALUE = re.compile(r"`[^`]+`|\b\w*\d[\w.:-]*|\S*/\S+|(?<=[a-z0-9,;] )[A-Z][A-Za-z0-9]+")
 REDACTED = "[redacted:"
+#: Words that say a value changed, so that a fact naming the old value and the new one
+#: ("moved from port 6380 to port 6390") restates the core with the new one.
+_CHANGED = re.compile(
+    r"\b(now|moved|switched|changed|replaced|migrated|renamed|instead|no longer)\b"
+    r"|\bfrom\b.+\bto\b",
+    re.IGNORECASE,
+)
 
 
 def topic_key(topic: str) -> str:
@@ -47,7 +67,7 @@ def words(text: str) -> set[str]:
     """The words that count (four letters or more), a plural's ``s`` off so that
     ``deploys`` meets ``deploy``."""
     return {
-        w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith("ss") else w
+        w[:-1] if len(w) > 4 and w.endswith("s") and not w.endswith(("ss", "us")) else w
         for w in core_notes.words(text)
     }
 
@@ -66,13 +86,14 @@ def subject(text: str) -> set[str]:
 def restates_with_new_value(fragment: str, core: str) -> bool:
     """True when ``fragment`` says again what ``core`` says with another value: most of the
     subject words shared, and a value of each that the other does not have (``port 6380``
-    then ``port 6390``; ``through Mailgun`` then ``through Postmark``)."""
+    then ``port 6390``; ``through Mailgun`` then ``through Postmark``), or a new value and
+    words that say it changed (``moved from port 6380 to port 6390``)."""
     mine, theirs = subject(fragment), subject(core)
     shared = mine & theirs
     if len(shared) < max(2, (min(len(mine), len(theirs)) + 1) // 2):
         return False
     new, old = values(fragment), values(core)
-    return bool(new - old) and bool(old - new)
+    return bool(new - old) and (bool(old - new) or bool(_CHANGED.search(fragment)))
 
 
 def covered(fragment: str, by: str, *, share: float = COVERED) -> bool:
@@ -104,20 +125,54 @@ def compose(
     no_supersede: set[str] = frozenset(),  # type: ignore[assignment]
     why: str = "mechanical mode",
 ) -> list[dict[str, Any]]:
-    """The operations for one topic's ``pile``, every fragment in exactly one of them.
+    """The operations for one topic's ``pile``, every fragment in at most one of them (one
+    with no topic that matches no core is in none: it waits).
 
     ``live`` holds the cores by id; the topic's own (same first tag) are the targets.
     ``refused`` are fragments a review denied as a core; ``no_supersede`` fragments whose
     supersede was denied (they come back as attaches)."""
-    if not pile:
-        return []
+    if topic_key(topic) == NO_TOPIC:
+        cores = [c for c in live.values() if not c.superseded_by]
+        return [
+            _onto(fragment, [core], topic, no_supersede, why)
+            for fragment in pile
+            if (core := _nearest(fragment, cores, MATCH)) is not None
+        ]
     own = topic_cores(live, topic)
-    if own:
-        return [_onto(fragment, own, topic, no_supersede, why) for fragment in pile]
+    operations: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
+    for fragment in pile:
+        core = _nearest(fragment, own, 1)
+        if core is None:
+            rest.append(fragment)
+        else:
+            operations.append(_onto(fragment, [core], topic, no_supersede, why))
+    while rest:
+        made, rest = _new_core(rest, topic, refused, why)
+        if not made:
+            break
+        offset = len(operations)
+        for op in made:
+            if "target_op" in op:
+                op["target_op"] += offset
+        operations += made
+    return operations
+
+
+def _new_core(
+    pile: list[dict[str, Any]], topic: str, refused: set[str], why: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A ``new_core`` of the fragment that best represents ``pile``, its evidence and the
+    attaches of the fragments that share a word with it; and the fragments that share none
+    (another fact of the topic). Nothing, and the whole pile, when no fragment may be a
+    core."""
     core = representative(pile, refused)
     if core is None:
-        return []
+        return [], pile
+    mine = words(core["content"])
     sources = [core] + [f for f in pile if f is not core and covered(f["content"], core["content"])]
+    attached = [f for f in pile if f not in sources and words(f["content"]) & mine]
+    placed = {id(f) for f in sources + attached}
     operations = [
         {
             "kind": "new_core",
@@ -130,9 +185,7 @@ def compose(
             "sharing most words with the others",
         }
     ]
-    for fragment in pile:
-        if fragment in sources:
-            continue
+    for fragment in attached:
         operations.append(
             {
                 "kind": "attach",
@@ -144,7 +197,19 @@ def compose(
                 "rationale": f"a fact of {topic or 'no topic'} the core does not say ({why})",
             }
         )
-    return operations
+    return operations, [f for f in pile if id(f) not in placed]
+
+
+def _nearest(fragment: dict[str, Any], cores: list[Core], least: int) -> Core | None:
+    """The core of ``cores`` that shares most words with ``fragment``, when it shares at
+    least ``least``; the newest of those that share as many."""
+    mine = words(str(fragment["content"]))
+    best, most = None, least - 1
+    for core in cores:
+        shared = len(mine & words(f"{core.title} {core.text}"))
+        if shared > most:
+            best, most = core, shared
+    return best
 
 
 def topic_cores(live: dict[str, Core], topic: str) -> list[Core]:
@@ -197,19 +262,29 @@ def refusals(drafts: list[dict[str, Any]]) -> tuple[set[str], set[str]]:
 
 
 def denied_alone(draft: dict[str, Any]) -> list[dict[str, Any]]:
-    """The denied operations of ``draft`` refused for their own words: not a core's
-    dependant (an attach whose new core was denied too), not a core (its fragments go to
-    the next-best), not a supersede (it comes back as an attach)."""
+    """The denied operations of ``draft`` refused for their own words: an attach or a
+    verbatim not denied with its core (an attach whose new core was denied too is a
+    dependant), and a core a fragment was offered as on its own (:func:`redraft`). Not a
+    core of a pile (its fragments go to the next-best), not a supersede (it comes back as
+    an attach)."""
     ops = draft["operations"]
     found = []
     for op in ops:
-        if op.get("status") != "denied" or op.get("kind") not in ("attach", "verbatim"):
+        if op.get("status") != "denied":
+            continue
+        if op.get("kind") not in ("attach", "verbatim") and not op.get("on_its_own"):
             continue
         target = op.get("target_op")
         if target is not None and ops[int(target)].get("status") == "denied":
             continue
         found.append(op)
     return found
+
+
+def dropped_because(op: dict[str, Any]) -> str:
+    """Why a fragment of the denied ``op`` is dropped: the operation and the critique."""
+    critique = " ".join(str(op.get("critique") or "").split())
+    return f"op {op['index']}: denied" + (f": {critique}" if critique else "")
 
 
 def redraft(
@@ -220,13 +295,15 @@ def redraft(
     no_supersede: set[str],
 ) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """The next attempt of a mechanical draft's denied operations, and the fragments the
-    review dropped for themselves, each with its critique (their fate, as decided).
+    review dropped for themselves, each with the critique (their fate, as decided).
 
     A core denied for its own words gives way to the next-best fragment; an attach denied
-    because its core was is composed again; an attach denied on its own drops its
-    fragment; a supersede denied comes back as an attach."""
+    because its core was is composed again; an attach denied on its own is offered as a
+    core of its own, once (the reviewer said it is not evidence of that core), and what is
+    denied on its own after that is dropped; a supersede denied comes back as an attach."""
     alone = {id(op) for op in denied_alone(draft)}
     again: dict[str, list[dict[str, Any]]] = {}
+    operations: list[dict[str, Any]] = []
     dropped: list[tuple[str, str]] = []
     for op in draft["operations"]:
         if op.get("status") != "denied":
@@ -234,11 +311,12 @@ def redraft(
         for fragment_id in op.get("source_short_ids", []):
             if fragment_id not in short:
                 continue
-            if id(op) in alone:
-                dropped.append((fragment_id, f"op {op['index']}: denied"))
-            else:
+            if id(op) not in alone:
                 again.setdefault(str(op.get("topic") or ""), []).append(short[fragment_id])
-    operations: list[dict[str, Any]] = []
+            elif op.get("kind") == "attach" and fragment_id not in refused:
+                operations.append(_on_its_own(short[fragment_id], op))
+            else:
+                dropped.append((fragment_id, dropped_because(op)))
     for topic, pile in again.items():
         composed = compose(
             pile, topic, live, refused=refused, no_supersede=no_supersede, why="a redraft"
@@ -255,3 +333,18 @@ def redraft(
             if f["id"] not in placed
         ]
     return operations, dropped
+
+
+def _on_its_own(fragment: dict[str, Any], denied: dict[str, Any]) -> dict[str, Any]:
+    """The fragment of an attach a review denied on its own, as a core of its own."""
+    return {
+        "kind": "new_core",
+        "content": fragment["content"],
+        "topic": denied.get("topic") or "",
+        "source_short_ids": [fragment["id"]],
+        "evidence_count": 1,
+        "core_fragment": fragment["id"],
+        "on_its_own": True,
+        "rationale": f"denied as evidence of {denied.get('target_core_id') or 'its core'}: "
+        "a fact of its own (a redraft)",
+    }

@@ -171,8 +171,12 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
             matched_hints |= {h for h in brief.get("promote_hints", []) if _matches(h, cluster)}
         topic = "" if cluster.topic == NO_TOPIC else cluster.topic
         needed = threshold(cluster, brief, cycle.settings.promote_min_evidence)
-        if needed is not None and backend is None and compose.topic_cores(live, topic):
-            needed = 1  # evidence of a core the topic has: one fragment is enough
+        if (
+            needed is not None
+            and backend is None
+            and (cluster.topic == NO_TOPIC or compose.topic_cores(live, topic))
+        ):
+            needed = 1  # evidence of a core there is: one fragment is enough
         if needed is None or len(cluster.fragments) < needed:
             continue
         if backend is None:

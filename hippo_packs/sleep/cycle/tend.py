@@ -201,7 +201,7 @@ def _mechanical_redraft(
 def _drop(cycle: Cycle, draft: dict[str, Any], denied: list[dict[str, Any]]) -> None:
     """The fragments of ``denied`` operations, dropped as the review decided."""
     for op in denied:
-        why = f"{draft['id']} op {op['index']}: denied"
+        why = f"{draft['id']} {compose.dropped_because(op)}"
         store.prune(cycle.workspace, list(op.get("source_short_ids", [])), why, store.DROPPED)
 
 

@@ -87,7 +87,8 @@ def open_chain(cycle: Cycle) -> dict[str, Any] | None:
 def take_handoffs(cycle: Cycle, state: dict[str, Any]) -> list[str]:
     """Turn the handoffs of ended, declared sessions into fragments, once each: the
     session's own words about what it did (``hippo session end --handoff``). Its topic is
-    the first note it links, else ``handoff``."""
+    the first note it links, else none (mechanical mode gives it to the core it shares most
+    words with, or it waits)."""
     import re
 
     from hippo_core import session_records
@@ -101,7 +102,7 @@ def take_handoffs(cycle: Cycle, state: dict[str, Any]) -> list[str]:
         if not isinstance(handoff, str) or not handoff.strip():
             continue
         link = re.search(r"\[\[([^\]|#]+)", handoff)
-        topic = link.group(1).rsplit("/", 1)[-1].strip() if link else "handoff"
+        topic = link.group(1).rsplit("/", 1)[-1].strip() if link else ""
         fragment = store.add_fragment(
             cycle.workspace, handoff, topic=topic, source="handoff", session=record["id"]
         )
