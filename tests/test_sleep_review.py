@@ -110,10 +110,14 @@ def test_options_give_the_same_decisions(night: Sleepy, chat: ChatServer):
 
 def test_a_target_core_purged_meanwhile_is_refused(night: Sleepy, chat: ChatServer):
     draft = drafted(night, chat, *THREE)
-    night.ok("forget", CORE, "--reason", "wrong", "--now")
+    stone = night.json("forget", CORE, "--reason", "wrong", "--now")["tombstone"]["id"]
     message = refused(night, draft, [{"op": 1, "verdict": "approve"}])
-    # the purge took the core's id (made of its words) out of the draft too
-    assert message == "operation 1: no long-term entry '[purged]'"
+    # the purge denied the attach, naming the tombstone, and took the core's id (made of
+    # its words) out of the draft too
+    assert message == "operation 1 is already denied"
+    op = night.draft()["operations"][1]
+    assert op["critique"] == f"its core was forgotten ({stone})"
+    assert CORE not in json.dumps(night.draft())
 
 
 def test_a_core_edited_by_hand_between_draft_and_review_is_refused(

@@ -73,17 +73,17 @@ def waiting_fragments(cycle: Cycle) -> list[dict[str, Any]]:
 def brief(
     cycle: Cycle, summary: str, *, promote: list[str], noise: list[str], completed: list[str]
 ) -> dict[str, Any]:
-    """Open a brief for the next sleep; a parked one is superseded by it, and the request
-    for a brief is dropped."""
+    """Open a brief for the next sleep; every older one not consumed yet (open, parked or
+    spent by a failed sleep) is superseded by it, and the request for a brief is dropped."""
     from hippo_packs.sleep.records import store
 
     with locked(cycle, what="the brief"):
         record = store.add_brief(
             cycle.workspace, summary, promote=promote, noise=noise, completed=completed
         )
-        for parked in store.briefs(cycle.workspace):
-            if parked.get("parked") and not parked.get("consumed_at"):
-                store.consume_brief(cycle.workspace, parked["id"], f"superseded-by-{record['id']}")
+        for older in store.briefs(cycle.workspace):
+            if older["id"] != record["id"] and not older.get("consumed_at"):
+                store.consume_brief(cycle.workspace, older["id"], f"superseded-by-{record['id']}")
         store.drop_intent(cycle.workspace, "hippocampus, brief")
     return {"ok": True, "id": record["id"], "brief": record}
 
@@ -94,6 +94,9 @@ def forget(cycle: Cycle, core: str, *, reason: str, now: bool) -> dict[str, Any]
     from hippo_packs.sleep.cycle import purge
 
     with locked(cycle, what="forget"):
+        done = purge.forgotten(cycle, core)
+        if done is not None:
+            return {"ok": True, "already": True, "tombstone": done}
         if now:
             return {"ok": True, "tombstone": purge.purge_now(cycle, core, reason)}
         flagged = purge.flag(cycle, core, reason)

@@ -129,6 +129,12 @@ def forget(
     result = actions.forget(_cycle(), core, reason=reason, now=now)
     if as_json:
         print_json(result)
+    elif result.get("already"):
+        from hippo_packs.sleep.records import store
+
+        stone = result["tombstone"]
+        when = store.iso(float(stone.get("purged_at") or 0))
+        _echo(f"already forgotten: tombstone {stone['id']}, purged {when}; nothing to do")
     elif now:
         stone = result["tombstone"]["id"]
         _echo(f"purged {stone}; tombstone .hippo/sleep/tombstones/{stone}.json")

@@ -23,7 +23,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import HippoError, forget_text, purge_note_history, redact_text
-from hippo_packs.sleep.cycle import compose
+from hippo_packs.sleep.cycle import compose, drafting
 from hippo_packs.sleep.records import cores as core_notes
 from hippo_packs.sleep.records import store
 
@@ -51,6 +51,16 @@ def flag(cycle: Cycle, given: str, reason: str) -> dict[str, Any]:
     }
     store.write(store.named(cycle.workspace, "forget", core.id), record)
     return record
+
+
+def forgotten(cycle: Cycle, given: str) -> dict[str, Any] | None:
+    """The tombstone of the core ``given`` names (its id, or its note's path) if it was
+    purged already and is not back under that name: forgetting twice is done once."""
+    if core_notes.find_core(cycle.workspace, cycle.cores_dir, given) is not None:
+        return None
+    name = given.rsplit("/", 1)[-1].removesuffix(".md")
+    found = store.records_one(store.named(cycle.workspace, "tombstones", tombstone_id(name)))
+    return found if found and found.get("state") == "done" else None
 
 
 def _find(cycle: Cycle, given: str, reason: str) -> core_notes.Core:
@@ -110,7 +120,7 @@ def purge(cycle: Cycle, core_id: str, path: str, reason: str) -> dict[str, Any]:
             store.named(workspace, folder, fragment_id).unlink(missing_ok=True)
         store.note_fate(workspace, fragment_id, store.PURGED, f"with {stone_id}")
     restored = store.restore(workspace, plan["restored"])
-    drafts = _scrub_drafts(cycle, core_id, set(texts))
+    drafts = _scrub_drafts(cycle, core_id, set(texts), stone_id)
     history = purge_note_history(workspace, path, fields=("restated_content",), note_as=PURGED)
     (workspace.notes_dir / path).unlink(missing_ok=True)
     # The core's id and path are its words too: out of every record, with the texts.
@@ -207,24 +217,32 @@ def _check_core_path(cycle: Cycle, path: object) -> None:
 
 
 def _sources(cycle: Cycle, core_id: str) -> list[str]:
-    """The fragments every operation that landed in the core was drawn from."""
+    """The fragments every operation that landed in the core was drawn from, and those an
+    operation waiting for its verdict would attach to it or supersede it with."""
     found: list[str] = []
     for draft in store.drafts(cycle.workspace):
         for op in draft.get("operations", []):
-            if op.get("long_term_id") == core_id:
+            waiting = op.get("status") == "pending" and op.get("target_core_id") == core_id
+            if op.get("long_term_id") == core_id or waiting:
                 found += [i for i in op.get("source_short_ids", []) if i not in found]
     return found
 
 
-def _scrub_drafts(cycle: Cycle, core_id: str, texts: set[str]) -> int:
+def _scrub_drafts(cycle: Cycle, core_id: str, texts: set[str], stone_id: str) -> int:
     """Take the core's words out of the drafts (an operation that landed in it, targeted
-    it or held one of ``texts``); the count of drafts changed."""
+    it or held one of ``texts``); the count of drafts changed. Such an operation still
+    waiting for its verdict is denied, the tombstone named in its critique: approving it
+    would land ``[purged]`` or attach to a core that is gone."""
     changed_drafts = 0
     for draft in store.drafts(cycle.workspace):
         changed = False
         for op in draft.get("operations", []):
             hit = core_id in (op.get("long_term_id"), op.get("target_core_id"))
             held = hit or (op.get("content") in texts and op.get("content"))
+            if held and op.get("status") == "pending" and draft.get("status") == "pending":
+                op.update(status="denied", critique=f"its core was forgotten ({stone_id})")
+                op["forgotten"] = stone_id
+                changed = True
             if held and op.get("content") != PURGED:
                 op.update(
                     content=PURGED, edited_content=None, restated_content=None, rationale=None
@@ -235,6 +253,11 @@ def _scrub_drafts(cycle: Cycle, core_id: str, texts: set[str]) -> int:
                 changed = True
         if changed:
             draft["summary"] = "[purged in part]"
+            if draft.get("status") == "pending" and all(
+                op.get("status") in ("approved", "denied") for op in draft["operations"]
+            ):
+                draft.update(status="reviewed", reviewed_at=store.now())
+                store.drop_intent(cycle.workspace, drafting.REVIEW_TOPIC)
             store.save_draft(cycle.workspace, draft)
             changed_drafts += 1
     return changed_drafts
