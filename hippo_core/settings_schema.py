@@ -68,11 +68,12 @@ class SettingsModel(BaseModel):
     notes_dir: RelPath = Field("notes", description="Folder of the notes, inside the workspace.")
     entry_note: NotePath = Field("Home.md", description="Entry note, relative to notes_dir.")
     budget_bytes: int = Field(25600, gt=0, description="Context budget in UTF-8 bytes.")
-    relevance: Literal["headings", "bm25"] = Field(
+    relevance: Literal["headings", "bm25", "history"] = Field(
         "headings",
         description=(
             "How `hippo context --task` ranks notes: headings (task words in the title and "
-            "headings) or bm25 (the whole note, stemmed)."
+            "headings), bm25 (the whole note, stemmed) or history (bm25 with the notes past "
+            "sessions of like tasks opened)."
         ),
     )
     required_notes: list[NotePath] = Field(

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from sqlalchemy import (
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -98,6 +100,40 @@ touched = Table(
     Column("path", Text, nullable=False),
     Index("touched_turn", "turn"),
     Index("touched_path", "path"),
+)
+
+#: What ``relevance = "history"`` ranks by, kept by every ingest for the sessions it changed
+#: (:mod:`hippo_core.index.history`): each session that read or edited a Markdown file, with
+#: when it started (seconds since the epoch) and how many terms its prompts have ...
+history = Table(
+    "history",
+    metadata,
+    Column("session", String, primary_key=True),
+    Column("started", Float),
+    Column("length", Integer, nullable=False),
+)
+
+#: ... the stemmed terms of its prompts, each with its count ...
+history_terms = Table(
+    "history_terms",
+    metadata,
+    Column("term", String, nullable=False),
+    Column("session", String, nullable=False),
+    Column("tf", Integer, nullable=False),
+    PrimaryKeyConstraint("term", "session"),
+    Index("history_terms_session", "session"),
+    sqlite_with_rowid=False,
+)
+
+#: ... and the Markdown files it read or edited, absolute.
+history_notes = Table(
+    "history_notes",
+    metadata,
+    Column("path", Text, nullable=False),
+    Column("session", String, nullable=False),
+    PrimaryKeyConstraint("path", "session"),
+    Index("history_notes_session", "session"),
+    sqlite_with_rowid=False,
 )
 
 #: Full-text search over the turns (rowid = turns.id). SQLAlchemy has no FTS5 construct.
