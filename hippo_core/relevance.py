@@ -106,32 +106,35 @@ def history_scores(
     import sqlite3
 
     from hippo_core.home import home_folder
-    from hippo_core.index.history import best_sessions, notes_of, open_history
+    from hippo_core.index.history import open_history, past_sessions
 
     if not task_terms:
         return {}
     conn = open_history(os.path.join(home_folder(), "index.sqlite"))
     if conn is None:
         return {}
+    clock = time.time() if now is None else now
+    index = workspace.notes_index
+    found: dict[str, float] = {}
+    taken = 0
     try:
-        roots = notes_roots(workspace)
-        sessions = best_sessions(conn, roots, task_terms, SESSIONS, before, besides)
-        opened = notes_of(conn, [sid for sid, _, _ in sessions], roots)
+        for match, started, opened in past_sessions(
+            conn, notes_roots(workspace), task_terms, before, besides
+        ):
+            notes = index.ranked(opened)
+            if not notes or match <= 0:
+                continue  # what it opened is no note now (renamed, removed, superseded)
+            age = max(clock - started, 0.0) / DAY if started is not None else float("inf")
+            weight = match * (1 + RECENT_BOOST * 2 ** (-age / HALF_LIFE_DAYS)) / len(notes)
+            for path in notes:
+                found[path] = found.get(path, 0.0) + weight
+            taken += 1
+            if taken == SESSIONS:
+                break
     except sqlite3.Error:
         return {}  # an index of another version, damaged, or locked: no history this time
     finally:
         conn.close()
-    current = set(workspace.notes_index.ranked(sorted({p for ps in opened.values() for p in ps})))
-    clock = time.time() if now is None else now
-    found: dict[str, float] = {}
-    for sid, match, started in sessions:
-        notes = [path for path in opened.get(sid, ()) if path in current]
-        if not notes or match <= 0:
-            continue  # what it opened is no note now (renamed, removed, superseded)
-        age = max(clock - started, 0.0) / DAY if started is not None else float("inf")
-        weight = match * (1 + RECENT_BOOST * 2 ** (-age / HALF_LIFE_DAYS)) / len(notes)
-        for path in notes:
-            found[path] = found.get(path, 0.0) + weight
     return found
 
 

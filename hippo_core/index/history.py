@@ -4,13 +4,14 @@ and which Markdown files it opened.
 Every ingest keeps three small tables of the transcript index up to date for the sessions it
 changed (:func:`refresh`): ``history`` (a session that read or edited a Markdown file, when it
 started, how many terms its prompts have), ``history_terms`` (those terms, stemmed as the
-notes' are, with their counts) and ``history_notes`` (the files, absolute). A private session,
-or one of hippo's own model calls, has no turns in the index and so no rows here.
+notes' are, with their counts) and ``history_notes`` (the files, absolute); and, in ``meta``,
+how many such sessions there are and their terms in all. A private session, or one of
+hippo's own model calls, has no turns in the index and so no rows here.
 
-The context block asks them once per task (:func:`best_sessions`, :func:`notes_of`): BM25
-over the prompts of the sessions that opened a file of the workspace's notes folder, then the
-notes those sessions opened. Both are one query over indexed rows, with no scan of the turns,
-so the first prompt's hook can afford them.
+The context block asks them once per task (:func:`past_sessions`): BM25 over the sessions'
+prompts, best first, each with the files it opened below the workspace's notes folder. That
+is two queries over the task's terms' rows and one lookup per session taken, with no scan of
+the turns or of every session, so the first prompt's hook can afford it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from hippo_core.notes.terms import terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
 #: How much of a session's prompts is read for its terms: a pasted log or file must not
 #: drown what the session was asked (nor the index).
@@ -36,6 +37,8 @@ K1, B = 1.2, 0.75
 CHUNK = 500
 #: How long a reader waits for an ingest's write lock (readers of a WAL index rarely wait).
 BUSY_SECONDS = 1.0
+#: Where ``meta`` keeps how many sessions the history holds, and their terms in all.
+SESSIONS_KEY, LENGTH_KEY = "history_sessions", "history_length"
 
 
 # -- kept at ingest --------------------------------------------------------------------------
@@ -44,13 +47,14 @@ BUSY_SECONDS = 1.0
 def refresh(conn: sqlite3.Connection, generation: int) -> None:
     """Make the history rows of every session this ingest changed (those marked with
     ``generation``) again from its turns, inside the ingest's transaction."""
-    changed = [
-        row[0] for row in conn.execute("SELECT id FROM sessions WHERE changed = ?", (generation,))
-    ]
+    query = "SELECT id FROM sessions WHERE changed = ?"
+    changed = [row[0] for row in conn.execute(query, (generation,))]
     for chunk in _chunks(changed):
         marks = ", ".join("?" * len(chunk))
-        for table in ("history", "history_terms", "history_notes"):
-            conn.execute(f"DELETE FROM {table} WHERE session IN ({marks})", chunk)
+        old = f"SELECT id FROM history WHERE session IN ({marks})"
+        for table in ("history_terms", "history_notes"):
+            conn.execute(f"DELETE FROM {table} WHERE id IN ({old})", chunk)
+        conn.execute(f"DELETE FROM history WHERE session IN ({marks})", chunk)
         files: dict[str, list[str]] = {}
         for sid, path in conn.execute(
             "SELECT DISTINCT t.session, x.path FROM touched x JOIN turns t ON t.id = x.turn "
@@ -58,34 +62,41 @@ def refresh(conn: sqlite3.Connection, generation: int) -> None:
             chunk,
         ):
             files.setdefault(sid, []).append(path)
-        if not files:
-            continue
-        wanted = list(files)
-        marks = ", ".join("?" * len(wanted))
-        prompts: dict[str, list[str]] = {}
-        for sid, prompt in conn.execute(
-            f"SELECT session, prompt FROM turns WHERE session IN ({marks}) "
-            "ORDER BY session, ordinal",
-            wanted,
-        ):
-            prompts.setdefault(sid, []).append(prompt)
-        started = dict(
-            conn.execute(f"SELECT id, started FROM sessions WHERE id IN ({marks})", wanted)
+        if files:
+            _store(conn, files)
+    if changed:
+        count, length = conn.execute("SELECT count(*), total(length) FROM history").fetchone()
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [(SESSIONS_KEY, str(count)), (LENGTH_KEY, str(int(length)))],
         )
-        for sid, paths in files.items():
-            counts = Counter(terms("\n".join(prompts.get(sid, ()))[:MAX_PROMPT_CHARS]))
-            conn.execute(
-                "INSERT INTO history (session, started, length) VALUES (?, ?, ?)",
-                (sid, epoch(started.get(sid)), sum(counts.values())),
-            )
-            conn.executemany(
-                "INSERT INTO history_terms (term, session, tf) VALUES (?, ?, ?)",
-                [(term, sid, tf) for term, tf in counts.items()],
-            )
-            conn.executemany(
-                "INSERT INTO history_notes (path, session) VALUES (?, ?)",
-                [(path, sid) for path in paths],
-            )
+
+
+def _store(conn: sqlite3.Connection, files: dict[str, list[str]]) -> None:
+    """The rows of the sessions of ``files`` (by session, the Markdown files it opened)."""
+    wanted = list(files)
+    marks = ", ".join("?" * len(wanted))
+    prompts: dict[str, list[str]] = {}
+    for sid, prompt in conn.execute(
+        f"SELECT session, prompt FROM turns WHERE session IN ({marks}) ORDER BY session, ordinal",
+        wanted,
+    ):
+        prompts.setdefault(sid, []).append(prompt)
+    started = dict(conn.execute(f"SELECT id, started FROM sessions WHERE id IN ({marks})", wanted))
+    for sid, paths in files.items():
+        counts = Counter(terms("\n".join(prompts.get(sid, ()))[:MAX_PROMPT_CHARS]))
+        length, at = sum(counts.values()), epoch(started.get(sid))
+        row = conn.execute(
+            "INSERT INTO history (session, started, length) VALUES (?, ?, ?) RETURNING id",
+            (sid, at, length),
+        ).fetchone()[0]
+        conn.executemany(
+            "INSERT INTO history_terms (term, id, tf, length, started) VALUES (?, ?, ?, ?, ?)",
+            [(term, row, tf, length, at) for term, tf in counts.items()],
+        )
+        conn.executemany(
+            "INSERT INTO history_notes (path, id) VALUES (?, ?)", [(p, row) for p in paths]
+        )
 
 
 def epoch(stamp: str | None) -> float | None:
@@ -118,11 +129,73 @@ def open_history(index: str) -> sqlite3.Connection | None:
         return None  # connecting would make an empty file
     try:
         conn = sqlite3.connect(index, timeout=BUSY_SECONDS, isolation_level=None)
+        conn.execute("PRAGMA query_only = ON")
     except sqlite3.Error:
         return None
-    conn.execute("PRAGMA query_only = ON")
-    conn.create_function("hippo_ln", 1, math.log, deterministic=True)
     return conn
+
+
+def past_sessions(
+    conn: sqlite3.Connection,
+    roots: list[str],
+    task_terms: list[str],
+    before: float | None = None,
+    besides: str | None = None,
+) -> Iterator[tuple[float, float | None, list[str]]]:
+    """The sessions whose prompts BM25 ranks best for ``task_terms``, best first (ties to
+    the later), as ``(score, started, files)``: ``files`` are those it read or edited below
+    one of ``roots`` (each ending in ``/``), relative to it; a session with none is passed
+    over. With ``before`` (seconds since the epoch) only sessions that started before it
+    count, and never the session ``besides``: for measuring, so that no task sees its own.
+
+    How rare a term is, and how long prompts are, is counted over every session of the
+    history (that started before ``before``), whatever part of it asks: a search's
+    statistics are its collection's, and a part's would cost a pass over all its rows."""
+    task_terms = list(dict.fromkeys(task_terms))
+    if not task_terms or not roots:
+        return
+    names = {f"t{i}": term for i, term in enumerate(task_terms)}
+    among = f"term IN ({', '.join(':' + name for name in names)})"
+    values: dict[str, object] = dict(names)
+    if before is not None:
+        among += " AND started < :before"
+        values["before"] = before
+        count, length = conn.execute(
+            "SELECT count(*), total(length) FROM history WHERE started < ?", (before,)
+        ).fetchone()
+    else:
+        sizes = dict(
+            conn.execute(
+                "SELECT key, value FROM meta WHERE key IN (?, ?)", (SESSIONS_KEY, LENGTH_KEY)
+            ).fetchall()
+        )
+        count, length = int(sizes.get(SESSIONS_KEY, 0)), int(sizes.get(LENGTH_KEY, 0))
+    if besides is not None:
+        among += " AND id NOT IN (SELECT id FROM history WHERE session = :besides)"
+        values["besides"] = besides
+    found = conn.execute(
+        f"SELECT term, count(*) FROM history_terms WHERE {among} GROUP BY term", values
+    ).fetchall()
+    if not found or not count:
+        return
+    cases = []
+    for i, (term, df) in enumerate(found):
+        values[f"w{i}"], values[f"i{i}"] = term, math.log(1 + (count - df + 0.5) / (df + 0.5))
+        cases.append(f"WHEN :w{i} THEN :i{i}")
+    values["mean"] = max(length / count, 1.0)
+    norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
+    score = f"round(sum(CASE term {' '.join(cases)} END * tf / (tf + {norm})), 9)"
+    ranked = conn.execute(
+        f"SELECT id, {score} AS score, max(started) AS at FROM history_terms WHERE {among} "
+        "GROUP BY id ORDER BY score DESC, at DESC, id DESC",
+        values,
+    )
+    below, ranges = _ranges(roots)
+    opened = f"SELECT path FROM history_notes WHERE id = :id AND ({below}) ORDER BY path"
+    for row, match, started in ranked:
+        paths = [path for (path,) in conn.execute(opened, {**ranges, "id": row})]
+        if paths:
+            yield match, started, [_relative(path, roots) for path in paths]
 
 
 def _ranges(roots: list[str]) -> tuple[str, dict[str, object]]:
@@ -136,70 +209,6 @@ def _ranges(roots: list[str]) -> tuple[str, dict[str, object]]:
     return " OR ".join(parts), values
 
 
-def best_sessions(
-    conn: sqlite3.Connection,
-    roots: list[str],
-    task_terms: list[str],
-    limit: int,
-    before: float | None = None,
-    besides: str | None = None,
-) -> list[tuple[str, float, float | None]]:
-    """The ``limit`` sessions whose prompts BM25 ranks best for ``task_terms``, among those
-    that opened a file below one of ``roots`` (and started before ``before``, seconds since
-    the epoch, and are not ``besides``, when given): ``(session, score, started)``, best
-    first, ties to the later."""
-    task_terms = list(dict.fromkeys(task_terms))
-    if not task_terms or not roots:
-        return []
-    below, values = _ranges(roots)
-    values.update((f"t{i}", term) for i, term in enumerate(task_terms))
-    among = ", ".join(f":t{i}" for i in range(len(task_terms)))
-    kept = []
-    if before is not None:
-        kept.append("h.started < :before")
-        values["before"] = before
-    if besides is not None:
-        kept.append("h.session <> :besides")
-        values["besides"] = besides
-    started = f"WHERE {' AND '.join(kept)}" if kept else ""
-    norm = f"{K1} * (1 - {B} + {B} * p.length / s.mean)"
-    query = f"""
-        WITH mine AS MATERIALIZED (SELECT DISTINCT session FROM history_notes WHERE {below}),
-        corpus AS MATERIALIZED (
-            SELECT h.session, h.length, h.started FROM history h JOIN mine USING (session)
-            {started}),
-        sizes AS (SELECT count(*) AS n, max(total(length) / max(count(*), 1), 1.0) AS mean
-                  FROM corpus),
-        posts AS MATERIALIZED (
-            SELECT t.term, t.session, t.tf, c.length, c.started
-            FROM history_terms t JOIN corpus c USING (session) WHERE t.term IN ({among})),
-        weights AS MATERIALIZED (
-            SELECT p.term, hippo_ln(1 + (s.n - count(*) + 0.5) / (count(*) + 0.5)) AS idf
-            FROM posts p, sizes s GROUP BY p.term)
-        SELECT p.session, round(sum(w.idf * p.tf / (p.tf + {norm})), 9) AS score, p.started
-        FROM posts p JOIN weights w USING (term), sizes s
-        GROUP BY p.session ORDER BY score DESC, p.started DESC, p.session LIMIT {int(limit)}
-    """
-    return [(row[0], row[1], row[2]) for row in conn.execute(query, values)]
-
-
-def notes_of(
-    conn: sqlite3.Connection, sessions: list[str], roots: list[str]
-) -> dict[str, list[str]]:
-    """The files below ``roots`` each of ``sessions`` read or edited, relative to the root
-    they are below, by session."""
-    if not sessions or not roots:
-        return {}
-    below, values = _ranges(roots)
-    values.update((f"s{i}", sid) for i, sid in enumerate(sessions))
-    among = ", ".join(f":s{i}" for i in range(len(sessions)))
-    found: dict[str, list[str]] = {}
-    rows = conn.execute(
-        f"SELECT session, path FROM history_notes WHERE session IN ({among}) AND ({below}) "
-        "ORDER BY session, path",
-        values,
-    )
-    for sid, path in rows:
-        root = next(root for root in roots if path.startswith(root))
-        found.setdefault(sid, []).append(path[len(root) :])
-    return found
+def _relative(path: str, roots: list[str]) -> str:
+    root = next(root for root in roots if path.startswith(root))
+    return path[len(root) :]

@@ -108,20 +108,24 @@ touched = Table(
 history = Table(
     "history",
     metadata,
-    Column("session", String, primary_key=True),
+    Column("id", Integer, primary_key=True),
+    Column("session", String, nullable=False, unique=True),
     Column("started", Float),
     Column("length", Integer, nullable=False),
 )
 
-#: ... the stemmed terms of its prompts, each with its count ...
+#: ... the stemmed terms of its prompts, each with its count (and the session's length and
+#: start again, so that ranking reads this table alone) ...
 history_terms = Table(
     "history_terms",
     metadata,
     Column("term", String, nullable=False),
-    Column("session", String, nullable=False),
+    Column("id", Integer, nullable=False),
     Column("tf", Integer, nullable=False),
-    PrimaryKeyConstraint("term", "session"),
-    Index("history_terms_session", "session"),
+    Column("length", Integer, nullable=False),
+    Column("started", Float),
+    PrimaryKeyConstraint("term", "id"),
+    Index("history_terms_id", "id"),
     sqlite_with_rowid=False,
 )
 
@@ -130,9 +134,9 @@ history_notes = Table(
     "history_notes",
     metadata,
     Column("path", Text, nullable=False),
-    Column("session", String, nullable=False),
-    PrimaryKeyConstraint("path", "session"),
-    Index("history_notes_session", "session"),
+    Column("id", Integer, nullable=False),
+    PrimaryKeyConstraint("path", "id"),
+    Index("history_notes_id", "id"),
     sqlite_with_rowid=False,
 )
 

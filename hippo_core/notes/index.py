@@ -90,10 +90,13 @@ Listing = tuple[list[str], dict[str, Stamp | None]]
 class NotesIndex:
     """The index of one ``notes_dir``, refreshed when opened (:func:`open_index`)."""
 
-    def __init__(self, conn: sqlite3.Connection, notes_dir: str, with_terms: bool) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, notes_dir: str, with_terms: bool, in_memory: bool = False
+    ) -> None:
         self.conn = conn
         self.notes_dir = notes_dir
         self.with_terms = with_terms
+        self.in_memory = in_memory
         self._frequency: dict[str, int] | None = None
 
     def refresh(self) -> None:
@@ -238,6 +241,11 @@ class NotesIndex:
         rows = self.conn.execute("SELECT key, value FROM meta WHERE key IN ('notes', 'length')")
         sizes = dict(rows.fetchall())
         return int(sizes.get("notes", 0)), int(sizes.get("length", 0))
+
+    def folders(self) -> list[str]:
+        """The folders the index holds, relative to the notes folder: ``""`` (the folder
+        itself), then ``a/``, ``a/b/`` ... in order."""
+        return [row[0] for row in self.conn.execute("SELECT path FROM folders ORDER BY path")]
 
     def overdue(self, today: int) -> int:
         """How many notes have a ``review_after`` before ``today`` (a date's ordinal)."""
@@ -542,30 +550,49 @@ def open_index(
     (``path`` None: in memory). ``with_terms``: keep what :meth:`NotesIndex.bm25_paths`
     ranks by."""
     root = os.fspath(notes_dir)
-    wanted = {
-        "format": FORMAT,
-        "hippo": __version__,
-        "notes_dir": root,
-        "terms": "kept" if with_terms else "not kept",
-    }
+    wanted = _wanted(root, with_terms)
     if path is not None:
         index = _on_disk(os.fspath(path), root, wanted, with_terms)
         if index is not None:
             return index
     memory = sqlite3.connect(":memory:", isolation_level=None)
-    index = NotesIndex(_prepare(memory, wanted), root, with_terms)
+    index = NotesIndex(_prepare(memory, wanted), root, with_terms, in_memory=True)
     index.refresh()
     return index
+
+
+def _wanted(notes_dir: str, with_terms: bool) -> dict[str, str]:
+    """What an index of ``notes_dir`` is made as: this format and version of hippo, the
+    folder, and whether it keeps terms."""
+    return {
+        "format": FORMAT,
+        "hippo": __version__,
+        "notes_dir": notes_dir,
+        "terms": "kept" if with_terms else "not kept",
+    }
+
+
+def same_index(index: NotesIndex, with_terms: bool) -> bool:
+    """Whether ``index``'s file is still made as it was opened, keeping terms as asked:
+    another process (another version of hippo) may have rebuilt it since."""
+    try:
+        found = _identity(index.conn)
+    except sqlite3.Error:
+        return False
+    return index.with_terms == with_terms and found == _wanted(index.notes_dir, with_terms)
 
 
 def _on_disk(
     path: str, notes_dir: str, wanted: dict[str, str], with_terms: bool
 ) -> NotesIndex | None:
     """The index kept at ``path``, refreshed; None where it cannot be kept there."""
+    from hippo_core.notes.watch import watched_fresh
+
     for attempt in range(2):
         try:
             index = NotesIndex(_connect(path, wanted), notes_dir, with_terms)
-            index.refresh()
+            if attempt or not watched_fresh(path, notes_dir, with_terms):
+                index.refresh()  # no watcher said it is fresh: look at every note
             return index
         except OSError:
             break  # the cache folder cannot be made: a read-only workspace
