@@ -13,15 +13,17 @@ history`` by BM25 and the notes past sessions opened (the same targets); given s
 they run in the same rounds, each on a workspace of its own, and each one's ratio to the
 first is printed (``--relevance bm25 history``: history at most 1.25x bm25). Each
 workspace's sessions, ``--sessions`` of them (default 5,000: a prompt that read one to three
-notes), are ingested before the runs.
+notes), are ingested before the runs. With ``--watch``, `hippo notes watch` runs in each
+workspace, so `hippo context` asks it instead of scanning the notes.
 
 Run: python bench/context.py [--notes N ...] [--runs R] [--sessions N]
-     [--relevance headings|bm25|history ...]
+     [--relevance headings|bm25|history ...] [--watch]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -39,6 +41,7 @@ from harness import (
     ratio_row,
     rounds,
     row,
+    watching,
 )
 
 __all__ = ["make_workspace"]  # other benches import it from here too
@@ -57,6 +60,7 @@ def main() -> None:
         help="the setting; given several, they run in the same rounds",
     )
     parser.add_argument("--sessions", type=int, default=5000, help="sessions in each index")
+    parser.add_argument("--watch", action="store_true", help="with hippo notes watch running")
     args = parser.parse_args()
     args.relevance = list(dict.fromkeys(args.relevance))
     hippo = installed_hippo()
@@ -66,10 +70,14 @@ def main() -> None:
         tmp_path = Path(tmp)
         env = clean_env(tmp_path / "home")
         python = floor(tmp_path)
-        header(f"hippo context ({hippo}), each count's cases and floor run in rounds", args.runs)
+        header(
+            f"hippo context ({hippo}), {args.sessions:,} sessions indexed, "
+            f"{'a' if args.watch else 'no'} watcher; each count's cases and floor run in rounds",
+            args.runs,
+        )
         for count in args.notes:
             cases = {"floor": Case([python, "-c", "pass"], cwd=tmp_path, env=env)}
-            cold = {}
+            cold, watchers = {}, contextlib.ExitStack()
             for relevance in args.relevance:
                 root = tmp_path / f"ws-{count}-{relevance}"
                 # Each workspace its own home, so each index holds its own sessions only.
@@ -78,7 +86,9 @@ def main() -> None:
                 make_sessions(hippo, root, own, args.sessions)
                 cold[relevance] = measure(command, 1, cwd=root, env=own, check=prints_something)
                 cases[relevance] = Case(command, cwd=root, env=own, check=prints_something)
-            found = rounds(cases, args.runs)
+                watchers.enter_context(watching(hippo, root, own, args.watch))
+            with watchers:
+                found = rounds(cases, args.runs)
             base = found["floor"]
             row(f"python -c pass (the floor, with {count:,} notes)", base, base)
             for relevance in args.relevance:

@@ -22,10 +22,11 @@ review), so session-start also reads and prints the pack's part of the block.
 With ``--relevance bm25`` the workspace ranks relevant notes by BM25, with ``--relevance
 history`` by BM25 and the notes past sessions opened (the same targets). The index holds
 ``--sessions`` sessions of the workspace (default 5,000), each a prompt that read one to
-three notes, ingested before the runs.
+three notes, ingested before the runs. With ``--watch``, `hippo notes watch` runs in the
+workspace, so the hooks ask it instead of scanning the notes.
 
 Run: python bench/hook.py [--notes N ...] [--runs R] [--sleep] [--sessions N]
-     [--relevance headings|bm25|history]
+     [--relevance headings|bm25|history] [--watch]
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from harness import (
     row,
     run,
     starts_with,
+    watching,
 )
 
 PROMPT = "fix the flaky migration test"
@@ -142,6 +144,7 @@ def main() -> None:
     )
     parser.add_argument("--sessions", type=int, default=5000, help="sessions in the index")
     parser.add_argument("--sleep", action="store_true", help="add the sleep pack, a loop open")
+    parser.add_argument("--watch", action="store_true", help="with hippo notes watch running")
     args = parser.parse_args()
     hippo = installed_hippo()
     found: dict[int, dict[str, Sample]] = {}
@@ -150,7 +153,8 @@ def main() -> None:
         python = floor(tmp_path)
         header(
             f"hippo hook ({hippo}), relevance = {args.relevance}, {args.sessions:,} sessions "
-            "indexed; each count's cases and floor run in rounds",
+            f"indexed, {'a' if args.watch else 'no'} watcher; each count's cases and floor "
+            "run in rounds",
             args.runs,
         )
         for count in args.notes:
@@ -160,7 +164,8 @@ def main() -> None:
             make_sessions(hippo, root, env, args.sessions)
             if args.sleep:
                 with_open_loop(hippo, root, env)
-            found[count] = cases(hippo, python, root, env, args.runs)
+            with watching(hippo, root, env, args.watch):
+                found[count] = cases(hippo, python, root, env, args.runs)
             base = found[count]["floor"]
             row(f"python -c pass (the floor, with {count:,} notes)", base, base)
             for key, (name, target, _) in CASES.items():

@@ -35,8 +35,6 @@ SESSIONS = 20
 #: A session's weight is its match times 1 + RECENT_BOOST * 2 ** (-age / HALF_LIFE): one of
 #: today counts 1.5 times one of long ago, one of three months ago 1.25 times.
 RECENT_BOOST, HALF_LIFE_DAYS = 0.5, 90.0
-#: How many of BM25's best notes are fused (the history's notes get their BM25 score too).
-BM25_DEPTH = 30
 DAY = 86_400.0
 
 
@@ -64,7 +62,9 @@ def relevant_paths(
 
     index = workspace.notes_index if workspace.notes_index.with_terms else workspace.terms_index
     wanted = terms(task)
-    ranked = index.bm25_scored(wanted, BM25_DEPTH if setting == "history" else limit)
+    # BM25's best ``limit`` and the history's notes hold the fused best ``limit``: any other
+    # note is behind each of BM25's, in both lists.
+    ranked = index.bm25_scored(wanted, limit)
     if setting != "history":
         return [path for path, _ in ranked]
     past = history_scores(workspace, wanted, before=before, now=now, besides=besides)
@@ -114,27 +114,26 @@ def history_scores(
     if conn is None:
         return {}
     clock = time.time() if now is None else now
-    index = workspace.notes_index
-    found: dict[str, float] = {}
-    taken = 0
     try:
-        for match, started, opened in past_sessions(
-            conn, notes_roots(workspace), task_terms, before, besides
-        ):
-            notes = index.ranked(opened)
-            if not notes or match <= 0:
-                continue  # what it opened is no note now (renamed, removed, superseded)
-            age = max(clock - started, 0.0) / DAY if started is not None else float("inf")
-            weight = match * (1 + RECENT_BOOST * 2 ** (-age / HALF_LIFE_DAYS)) / len(notes)
-            for path in notes:
-                found[path] = found.get(path, 0.0) + weight
-            taken += 1
-            if taken == SESSIONS:
-                break
+        sessions = past_sessions(
+            conn,
+            notes_roots(workspace),
+            task_terms,
+            SESSIONS,
+            workspace.notes_index.ranked,
+            before,
+            besides,
+        )
     except sqlite3.Error:
         return {}  # an index of another version, damaged, or locked: no history this time
     finally:
         conn.close()
+    found: dict[str, float] = {}
+    for match, started, notes in sessions:
+        age = max(clock - started, 0.0) / DAY if started is not None else float("inf")
+        weight = match * (1 + RECENT_BOOST * 2 ** (-age / HALF_LIFE_DAYS)) / len(notes)
+        for path in notes:
+            found[path] = found.get(path, 0.0) + weight
     return found
 
 

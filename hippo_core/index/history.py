@@ -9,8 +9,8 @@ how many such sessions there are and their terms in all. A private session, or o
 hippo's own model calls, has no turns in the index and so no rows here.
 
 The context block asks them once per task (:func:`past_sessions`): BM25 over the sessions'
-prompts, best first, each with the files it opened below the workspace's notes folder. That
-is two queries over the task's terms' rows and one lookup per session taken, with no scan of
+prompts, best first, each with the notes it opened below the workspace's notes folder. That
+is a few queries over the task's terms' rows and the best sessions' files, with no scan of
 the turns or of every session, so the first prompt's hook can afford it.
 """
 
@@ -25,7 +25,7 @@ from hippo_core.notes.terms import terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable
 
 #: How much of a session's prompts is read for its terms: a pasted log or file must not
 #: drown what the session was asked (nor the index).
@@ -37,6 +37,8 @@ K1, B = 1.2, 0.75
 CHUNK = 500
 #: How long a reader waits for an ingest's write lock (readers of a WAL index rarely wait).
 BUSY_SECONDS = 1.0
+#: How many of the best-matching sessions are looked at a time.
+PAGE = 100
 #: Where ``meta`` keeps how many sessions the history holds, and their terms in all.
 SESSIONS_KEY, LENGTH_KEY = "history_sessions", "history_length"
 
@@ -139,21 +141,25 @@ def past_sessions(
     conn: sqlite3.Connection,
     roots: list[str],
     task_terms: list[str],
+    limit: int,
+    current: Callable[[list[str]], list[str]],
     before: float | None = None,
     besides: str | None = None,
-) -> Iterator[tuple[float, float | None, list[str]]]:
-    """The sessions whose prompts BM25 ranks best for ``task_terms``, best first (ties to
-    the later), as ``(score, started, files)``: ``files`` are those it read or edited below
-    one of ``roots`` (each ending in ``/``), relative to it; a session with none is passed
-    over. With ``before`` (seconds since the epoch) only sessions that started before it
-    count, and never the session ``besides``: for measuring, so that no task sees its own.
+) -> list[tuple[float, float | None, list[str]]]:
+    """The ``limit`` sessions whose prompts BM25 ranks best for ``task_terms``, best first
+    (ties to the later), as ``(score, started, notes)``: ``notes`` are the files it read or
+    edited below one of ``roots`` (each ending in ``/``), relative to it, that ``current``
+    keeps (it is given many paths at once and returns those that are notes now); a session
+    left with none is passed over. With ``before`` (seconds since the epoch) only sessions
+    that started before it count, and never the session ``besides``: for measuring, so
+    that no task sees its own.
 
     How rare a term is, and how long prompts are, is counted over every session of the
     history (that started before ``before``), whatever part of it asks: a search's
     statistics are its collection's, and a part's would cost a pass over all its rows."""
     task_terms = list(dict.fromkeys(task_terms))
-    if not task_terms or not roots:
-        return
+    if not task_terms or not roots or limit <= 0:
+        return []
     names = {f"t{i}": term for i, term in enumerate(task_terms)}
     among = f"term IN ({', '.join(':' + name for name in names)})"
     values: dict[str, object] = dict(names)
@@ -164,11 +170,9 @@ def past_sessions(
             "SELECT count(*), total(length) FROM history WHERE started < ?", (before,)
         ).fetchone()
     else:
-        sizes = dict(
-            conn.execute(
-                "SELECT key, value FROM meta WHERE key IN (?, ?)", (SESSIONS_KEY, LENGTH_KEY)
-            ).fetchall()
-        )
+        keys = (SESSIONS_KEY, LENGTH_KEY)
+        rows = conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", keys)
+        sizes = dict(rows.fetchall())
         count, length = int(sizes.get(SESSIONS_KEY, 0)), int(sizes.get(LENGTH_KEY, 0))
     if besides is not None:
         among += " AND id NOT IN (SELECT id FROM history WHERE session = :besides)"
@@ -177,7 +181,7 @@ def past_sessions(
         f"SELECT term, count(*) FROM history_terms WHERE {among} GROUP BY term", values
     ).fetchall()
     if not found or not count:
-        return
+        return []
     cases = []
     for i, (term, df) in enumerate(found):
         values[f"w{i}"], values[f"i{i}"] = term, math.log(1 + (count - df + 0.5) / (df + 0.5))
@@ -185,17 +189,36 @@ def past_sessions(
     values["mean"] = max(length / count, 1.0)
     norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
     score = f"round(sum(CASE term {' '.join(cases)} END * tf / (tf + {norm})), 9)"
-    ranked = conn.execute(
+    ranked = (
         f"SELECT id, {score} AS score, max(started) AS at FROM history_terms WHERE {among} "
-        "GROUP BY id ORDER BY score DESC, at DESC, id DESC",
-        values,
+        "GROUP BY id ORDER BY score DESC, at DESC, id DESC LIMIT :page OFFSET :skip"
     )
     below, ranges = _ranges(roots)
-    opened = f"SELECT path FROM history_notes WHERE id = :id AND ({below}) ORDER BY path"
-    for row, match, started in ranked:
-        paths = [path for (path,) in conn.execute(opened, {**ranges, "id": row})]
-        if paths:
-            yield match, started, [_relative(path, roots) for path in paths]
+    taken: list[tuple[float, float | None, list[str]]] = []
+    page = max(PAGE, 4 * limit)
+    for skip in range(0, count, page):
+        # A page of the best at a time (a bounded sort), the files of its sessions at once.
+        best = conn.execute(ranked, {**values, "page": page, "skip": skip}).fetchall()
+        if not best:
+            break
+        marks = ", ".join(f":s{i}" for i in range(len(best)))
+        opened: dict[int, list[str]] = {}
+        for row, path in conn.execute(
+            f"SELECT id, path FROM history_notes WHERE id IN ({marks}) AND ({below}) "
+            "ORDER BY id, path",
+            {**ranges, **{f"s{i}": row[0] for i, row in enumerate(best)}},
+        ):
+            opened.setdefault(row, []).append(_relative(path, roots))
+        kept = set(current(sorted({path for paths in opened.values() for path in paths})))
+        for row, match, started in best:
+            notes = [path for path in opened.get(row, ()) if path in kept]
+            if notes and match > 0:
+                taken.append((match, started, notes))
+                if len(taken) == limit:
+                    return taken
+        if len(best) < page:
+            break
+    return taken
 
 
 def _ranges(roots: list[str]) -> tuple[str, dict[str, object]]:
