@@ -36,6 +36,14 @@ SESSIONS = 20
 #: today counts 1.5 times one of long ago, one of three months ago 1.25 times.
 RECENT_BOOST, HALF_LIFE_DAYS = 0.5, 90.0
 DAY = 86_400.0
+#: recall@5 of each setting on the public retrieval sets replayed in date order
+#: (``../shared/evals/retrieval/history.py``: 466 held-in tasks, pooled), with the
+#: parameters above; what ``hippo init`` chooses by.
+PUBLIC_RECALL = {"headings": 0.400, "bm25": 0.779, "history": 0.822}
+#: How many tasks a workspace's own ``hippo eval context`` needs before its figures count.
+MIN_TASKS = 20
+#: A gain in recall@5 over the workspace's setting that makes ``hippo doctor`` suggest another.
+SUGGEST_GAIN = 0.05
 
 
 def relevant_paths(

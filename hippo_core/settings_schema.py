@@ -278,8 +278,10 @@ def _check_known(key: str) -> None:
         raise UsageError(f"{line}; known settings: {', '.join(KNOWN_KEYS)}")
 
 
-def settings_template() -> str:
-    """A new settings file: every key with its description, commented out at its default."""
+def settings_template(chosen: dict[str, tuple[str, list[str]]] | None = None) -> str:
+    """A new settings file: every key with its description, commented out at its default;
+    a key of ``chosen`` is written set, to its value (a string), under the comment lines
+    that say why."""
     lines = [
         "# hippo workspace settings. Every key is optional: the commented values are the",
         "# defaults. Change one with `hippo config set KEY VALUE` or edit this file.",
@@ -291,6 +293,11 @@ def settings_template() -> str:
             for key, sub in type(default).model_fields.items():
                 item = tomlkit.item(getattr(default, key)).as_string()
                 lines.append(f"# {key} = {item}  # {sub.description}")
+            continue
+        if chosen and name in chosen:
+            set_to, why = chosen[name]
+            lines += ["", f"# {field.description}", *(f"# {line}" for line in why)]
+            lines.append(f"{name} = {tomlkit.item(set_to).as_string()}")
             continue
         shown = (field.examples or [default])[0] if default in (None, {}, []) else default
         value = tomlkit.inline_table() if isinstance(shown, dict) else tomlkit.item(shown)

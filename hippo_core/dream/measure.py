@@ -97,10 +97,11 @@ class Case(NamedTuple):
 Ranker = Callable[[Case], list[str]]
 
 
-def measure_context(workspace: Workspace) -> dict[str, Any]:
+def measure_context(workspace: Workspace, *, baseline: bool = True) -> dict[str, Any]:
     """``hippo eval context``: for each session of the workspace that read or edited notes,
     its task (declared, else its first prompt) against the notes it touched: recall@5 and
-    MRR of the relevant list, beside a plain BM25 ranking of the whole notes."""
+    MRR of the relevant list, beside a plain BM25 ranking of the whole notes (unless not
+    ``baseline``: it reads every note)."""
     from hippo_core.index.history import epoch
     from hippo_core.index.team_turns import turn_index
     from hippo_core.sessions import session_records
@@ -128,10 +129,9 @@ def measure_context(workspace: Workspace) -> dict[str, Any]:
     finally:
         index.close()
     notes = [n for n in workspace.notes if n.path != workspace.log_note]
-    rankings = {
-        **{f"relevance = {name}": rank for name, rank in relevance_rankers(workspace).items()},
-        "bm25 (baseline)": bm25_ranker(workspace),
-    }
+    rankings = {f"relevance = {name}": rank for name, rank in relevance_rankers(workspace).items()}
+    if baseline:
+        rankings["bm25 (baseline)"] = bm25_ranker(workspace)
     rated = {name: rates(rank, cases) for name, rank in rankings.items()}
     return {
         "tasks": len(cases),
