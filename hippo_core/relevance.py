@@ -131,6 +131,7 @@ def history_scores(
             workspace.notes_index.ranked,
             before,
             besides,
+            team=bool(workspace.settings.index_url or os.environ.get("HIPPO_INDEX_URL")),
         )
     except sqlite3.Error:
         return {}  # an index of another version, damaged, or locked: no history this time

@@ -39,8 +39,10 @@ CHUNK = 500
 BUSY_SECONDS = 1.0
 #: How many of the best-matching sessions are looked at a time.
 PAGE = 100
-#: Where ``meta`` keeps how many sessions the history holds, and their terms in all.
+#: Where ``meta`` keeps how many sessions the history holds, and their terms in all: this
+#: machine's, and the team's pulled (:mod:`hippo_core.index.team_history`).
 SESSIONS_KEY, LENGTH_KEY = "history_sessions", "history_length"
+TEAM_SESSIONS_KEY, TEAM_LENGTH_KEY = "history_team_sessions", "history_team_length"
 
 
 # -- kept at ingest --------------------------------------------------------------------------
@@ -52,11 +54,8 @@ def refresh(conn: sqlite3.Connection, generation: int) -> None:
     query = "SELECT id FROM sessions WHERE changed = ?"
     changed = [row[0] for row in conn.execute(query, (generation,))]
     for chunk in _chunks(changed):
+        forget(conn, chunk)
         marks = ", ".join("?" * len(chunk))
-        old = f"SELECT id FROM history WHERE session IN ({marks})"
-        for table in ("history_terms", "history_notes"):
-            conn.execute(f"DELETE FROM {table} WHERE id IN ({old})", chunk)
-        conn.execute(f"DELETE FROM history WHERE session IN ({marks})", chunk)
         files: dict[str, list[str]] = {}
         for sid, path in conn.execute(
             "SELECT DISTINCT t.session, x.path FROM touched x JOIN turns t ON t.id = x.turn "
@@ -64,40 +63,70 @@ def refresh(conn: sqlite3.Connection, generation: int) -> None:
             chunk,
         ):
             files.setdefault(sid, []).append(path)
-        if files:
-            _store(conn, files)
+        if not files:
+            continue
+        wanted = list(files)
+        marks = ", ".join("?" * len(wanted))
+        prompts: dict[str, list[str]] = {}
+        for sid, prompt in conn.execute(
+            f"SELECT session, prompt FROM turns WHERE session IN ({marks}) "
+            "ORDER BY session, ordinal",
+            wanted,
+        ):
+            prompts.setdefault(sid, []).append(prompt)
+        query = f"SELECT id, started FROM sessions WHERE id IN ({marks})"
+        started = dict(conn.execute(query, wanted).fetchall())
+        for sid, paths in files.items():
+            store(conn, sid, prompts.get(sid, []), paths, epoch(started.get(sid)))
     if changed:
-        count, length = conn.execute("SELECT count(*), total(length) FROM history").fetchone()
+        count_sizes(conn)
+
+
+def forget(conn: sqlite3.Connection, sessions: list[str]) -> None:
+    """Delete the history rows of ``sessions`` (at most :data:`CHUNK` of them)."""
+    marks = ", ".join("?" * len(sessions))
+    old = f"SELECT id FROM history WHERE session IN ({marks})"
+    for table in ("history_terms", "history_notes"):
+        conn.execute(f"DELETE FROM {table} WHERE id IN ({old})", sessions)
+    conn.execute(f"DELETE FROM history WHERE session IN ({marks})", sessions)
+
+
+def store(
+    conn: sqlite3.Connection,
+    session: str,
+    prompts: list[str],
+    paths: list[str],
+    started: float | None,
+    version: str | None = None,
+) -> None:
+    """The rows of one session: its prompts' terms and the Markdown files it opened
+    (absolute); with ``version``, a team session pulled as that (:mod:`.team_history`)."""
+    counts = Counter(terms("\n".join(prompts)[:MAX_PROMPT_CHARS]))
+    length, team = sum(counts.values()), int(version is not None)
+    row = conn.execute(
+        "INSERT INTO history (session, started, length, team, version) "
+        "VALUES (?, ?, ?, ?, ?) RETURNING id",
+        (session, started, length, team, version),
+    ).fetchone()[0]
+    conn.executemany(
+        "INSERT INTO history_terms (term, id, tf, length, started, team) VALUES (?, ?, ?, ?, ?, ?)",
+        [(term, row, tf, length, started, team) for term, tf in counts.items()],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO history_notes (path, id) VALUES (?, ?)",
+        [(path, row) for path in paths],
+    )
+
+
+def count_sizes(conn: sqlite3.Connection) -> None:
+    """Keep in ``meta`` how many sessions the history holds and their terms in all, this
+    machine's and the team's apart (ranking reads them instead of counting every row)."""
+    for team, keys in ((0, (SESSIONS_KEY, LENGTH_KEY)), (1, (TEAM_SESSIONS_KEY, TEAM_LENGTH_KEY))):
+        query = "SELECT count(*), total(length) FROM history WHERE team = ?"
+        count, length = conn.execute(query, (team,)).fetchone()
         conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            [(SESSIONS_KEY, str(count)), (LENGTH_KEY, str(int(length)))],
-        )
-
-
-def _store(conn: sqlite3.Connection, files: dict[str, list[str]]) -> None:
-    """The rows of the sessions of ``files`` (by session, the Markdown files it opened)."""
-    wanted = list(files)
-    marks = ", ".join("?" * len(wanted))
-    prompts: dict[str, list[str]] = {}
-    for sid, prompt in conn.execute(
-        f"SELECT session, prompt FROM turns WHERE session IN ({marks}) ORDER BY session, ordinal",
-        wanted,
-    ):
-        prompts.setdefault(sid, []).append(prompt)
-    started = dict(conn.execute(f"SELECT id, started FROM sessions WHERE id IN ({marks})", wanted))
-    for sid, paths in files.items():
-        counts = Counter(terms("\n".join(prompts.get(sid, ()))[:MAX_PROMPT_CHARS]))
-        length, at = sum(counts.values()), epoch(started.get(sid))
-        row = conn.execute(
-            "INSERT INTO history (session, started, length) VALUES (?, ?, ?) RETURNING id",
-            (sid, at, length),
-        ).fetchone()[0]
-        conn.executemany(
-            "INSERT INTO history_terms (term, id, tf, length, started) VALUES (?, ?, ?, ?, ?)",
-            [(term, row, tf, length, at) for term, tf in counts.items()],
-        )
-        conn.executemany(
-            "INSERT INTO history_notes (path, id) VALUES (?, ?)", [(p, row) for p in paths]
+            [(keys[0], str(count)), (keys[1], str(int(length)))],
         )
 
 
@@ -145,14 +174,16 @@ def past_sessions(
     current: Callable[[list[str]], list[str]],
     before: float | None = None,
     besides: str | None = None,
+    team: bool = False,
 ) -> list[tuple[float, float | None, list[str]]]:
     """The ``limit`` sessions whose prompts BM25 ranks best for ``task_terms``, best first
     (ties to the later), as ``(score, started, notes)``: ``notes`` are the files it read or
     edited below one of ``roots`` (each ending in ``/``), relative to it, that ``current``
     keeps (it is given many paths at once and returns those that are notes now); a session
-    left with none is passed over. With ``before`` (seconds since the epoch) only sessions
-    that started before it count, and never the session ``besides``: for measuring, so
-    that no task sees its own.
+    left with none is passed over. The team's sessions pulled from the team index count
+    only with ``team``. With ``before`` (seconds since the epoch) only sessions that started
+    before it count, and never the session ``besides``: for measuring, so that no task sees
+    its own.
 
     How rare a term is, and how long prompts are, is counted over every session of the
     history (that started before ``before``), whatever part of it asks: a search's
@@ -163,17 +194,22 @@ def past_sessions(
     names = {f"t{i}": term for i, term in enumerate(task_terms)}
     among = f"term IN ({', '.join(':' + name for name in names)})"
     values: dict[str, object] = dict(names)
+    mine = "" if team else " AND NOT team"
+    among += mine
     if before is not None:
         among += " AND started < :before"
         values["before"] = before
         count, length = conn.execute(
-            "SELECT count(*), total(length) FROM history WHERE started < ?", (before,)
+            f"SELECT count(*), total(length) FROM history WHERE started < ?{mine}", (before,)
         ).fetchone()
     else:
-        keys = (SESSIONS_KEY, LENGTH_KEY)
-        rows = conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", keys)
-        sizes = dict(rows.fetchall())
-        count, length = int(sizes.get(SESSIONS_KEY, 0)), int(sizes.get(LENGTH_KEY, 0))
+        keys = (SESSIONS_KEY, LENGTH_KEY, TEAM_SESSIONS_KEY, TEAM_LENGTH_KEY)
+        rows = conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, ?, ?)", keys)
+        sizes = {key: int(value) for key, value in rows.fetchall()}
+        count, length = sizes.get(SESSIONS_KEY, 0), sizes.get(LENGTH_KEY, 0)
+        if team:
+            count += sizes.get(TEAM_SESSIONS_KEY, 0)
+            length += sizes.get(TEAM_LENGTH_KEY, 0)
     if besides is not None:
         among += " AND id NOT IN (SELECT id FROM history WHERE session = :besides)"
         values["besides"] = besides

@@ -104,7 +104,9 @@ touched = Table(
 
 #: What ``relevance = "history"`` ranks by, kept by every ingest for the sessions it changed
 #: (:mod:`hippo_core.index.history`): each session that read or edited a Markdown file, with
-#: when it started (seconds since the epoch) and how many terms its prompts have ...
+#: when it started (seconds since the epoch) and how many terms its prompts have; ``team``
+#: for another machine's session pulled from the team index, with what it was pulled as
+#: (``version``: its turns, last turn and files there) ...
 history = Table(
     "history",
     metadata,
@@ -112,10 +114,12 @@ history = Table(
     Column("session", String, nullable=False, unique=True),
     Column("started", Float),
     Column("length", Integer, nullable=False),
+    Column("team", Integer, nullable=False, default=0),
+    Column("version", String),
 )
 
-#: ... the stemmed terms of its prompts, each with its count (and the session's length and
-#: start again, so that ranking reads this table alone) ...
+#: ... the stemmed terms of its prompts, each with its count (and the session's length,
+#: start and team flag again, so that ranking reads this table alone) ...
 history_terms = Table(
     "history_terms",
     metadata,
@@ -124,6 +128,7 @@ history_terms = Table(
     Column("tf", Integer, nullable=False),
     Column("length", Integer, nullable=False),
     Column("started", Float),
+    Column("team", Integer, nullable=False, default=0),
     PrimaryKeyConstraint("term", "id"),
     Index("history_terms_id", "id"),
     sqlite_with_rowid=False,
