@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from hippo_core.notes import index as notes_index
-from hippo_core.notes.watch import NotesWatcher, socket_path, watched_fresh
+from hippo_core.notes.watch import NotesWatcher
+from hippo_core.notes.watched import socket_path, watched_fresh
 
 from .conftest import HippoRunner, WorkspaceMaker, write_notes
 from .test_notes_index import apply, reference_block, served_block, steps

@@ -586,7 +586,7 @@ def _on_disk(
     path: str, notes_dir: str, wanted: dict[str, str], with_terms: bool
 ) -> NotesIndex | None:
     """The index kept at ``path``, refreshed; None where it cannot be kept there."""
-    from hippo_core.notes.watch import watched_fresh
+    from hippo_core.notes.watched import watched_fresh
 
     for attempt in range(2):
         try:
