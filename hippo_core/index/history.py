@@ -38,7 +38,7 @@ CHUNK = 500
 #: How long a reader waits for an ingest's write lock (readers of a WAL index rarely wait).
 BUSY_SECONDS = 1.0
 #: How many of the best-matching sessions are looked at a time.
-PAGE = 100
+PAGE = 40
 #: Where ``meta`` keeps how many sessions the history holds, and their terms in all: this
 #: machine's, and the team's pulled (:mod:`hippo_core.index.team_history`).
 SESSIONS_KEY, LENGTH_KEY = "history_sessions", "history_length"
@@ -231,7 +231,7 @@ def past_sessions(
     )
     below, ranges = _ranges(roots)
     taken: list[tuple[float, float | None, list[str]]] = []
-    page = max(PAGE, 4 * limit)
+    page = max(PAGE, 2 * limit)
     for skip in range(0, count, page):
         # A page of the best at a time (a bounded sort), the files of its sessions at once.
         best = conn.execute(ranked, {**values, "page": page, "skip": skip}).fetchall()
