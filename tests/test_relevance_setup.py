@@ -68,7 +68,8 @@ def test_doctor_suggests_the_setting_that_finds_clearly_more(
     suggestion = (
         ".hippo/settings.toml: info: relevance: relevance = history would name more of the "
         "notes this workspace's sessions opened: recall@5 0.95 against 0.00 with headings, "
-        "over 20 sessions (hippo eval context); switch with `hippo config set relevance history`"
+        "over the last 20 sessions (hippo eval context); switch with "
+        "`hippo config set relevance history`"
     )
     assert suggestion in run.out.splitlines(), run.out
     assert run.code == 0  # a suggestion, not a problem

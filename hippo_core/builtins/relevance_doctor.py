@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from hippo_core.plugins import hookimpl
 
+#: The sessions measured, the latest: enough to tell the settings apart, few enough for a
+#: doctor's run (each history ranking is a few milliseconds).
+LATEST = 300
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.findings import Finding
@@ -19,7 +23,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.relevance import MIN_TASKS, SUGGEST_GAIN
 
     try:
-        found = measure_context(workspace, baseline=False)
+        found = measure_context(workspace, baseline=False, latest=LATEST)
     except HippoError:
         return []  # no index yet, or the team's is away (the team check says so)
     if found["tasks"] < MIN_TASKS:
@@ -36,7 +40,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     detail = (
         f"relevance = {best} would name more of the notes this workspace's sessions opened: "
         f"recall@5 {recall[best]:.2f} against {recall[setting]:.2f} with {setting}, over "
-        f"{found['tasks']} sessions (hippo eval context); switch with "
+        f"the last {found['tasks']} sessions (hippo eval context); switch with "
         f"`hippo config set relevance {best}`"
     )
     return [Finding("info", "relevance", detail, workspace.relative(workspace.settings_path))]

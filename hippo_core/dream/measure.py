@@ -97,11 +97,13 @@ class Case(NamedTuple):
 Ranker = Callable[[Case], list[str]]
 
 
-def measure_context(workspace: Workspace, *, baseline: bool = True) -> dict[str, Any]:
+def measure_context(
+    workspace: Workspace, *, baseline: bool = True, latest: int | None = None
+) -> dict[str, Any]:
     """``hippo eval context``: for each session of the workspace that read or edited notes,
     its task (declared, else its first prompt) against the notes it touched: recall@5 and
     MRR of the relevant list, beside a plain BM25 ranking of the whole notes (unless not
-    ``baseline``: it reads every note)."""
+    ``baseline``: it reads every note). ``latest``: only the sessions that started last."""
     from hippo_core.index.history import epoch
     from hippo_core.index.team_turns import turn_index
     from hippo_core.sessions import session_records
@@ -128,6 +130,8 @@ def measure_context(workspace: Workspace, *, baseline: bool = True) -> dict[str,
                 cases.append(Case(task, truth, when, sid))
     finally:
         index.close()
+    if latest is not None:
+        cases = sorted(cases, key=lambda case: case.started or 0.0)[-latest:]
     notes = [n for n in workspace.notes if n.path != workspace.log_note]
     rankings = {f"relevance = {name}": rank for name, rank in relevance_rankers(workspace).items()}
     if baseline:
