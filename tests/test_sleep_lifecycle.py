@@ -53,7 +53,9 @@ def managed(night: Sleepy, tmp_path: Path, port: int, **lifecycle: Any) -> None:
         **lifecycle,
     }
     lines = ["", "[sleep.model]", f'url = "http://127.0.0.1:{port}/v1"', "timeout_seconds = 10"]
-    lines += ["[sleep.model.lifecycle]"] + [f"{k} = {json.dumps(v)}" for k, v in settings.items()]
+    lines += ['draft = "abstractive"', "[sleep.model.lifecycle]"] + [
+        f"{k} = {json.dumps(v)}" for k, v in settings.items()
+    ]
     with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
 

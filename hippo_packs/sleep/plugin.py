@@ -36,6 +36,7 @@ LOCAL = (
     ".hippo/sleep/ripples.jsonl",
     ".hippo/sleep/ripples.json",
     ".hippo/sleep/model.json",
+    ".hippo/sleep/formats.json",
     ".hippo/sleep/serve.lock",
     ".hippo/sleep/serve.token",
 )
