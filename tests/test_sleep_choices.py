@@ -280,3 +280,15 @@ def test_abstractive_drafting_stays_for_capable_models(
     assert "response_format" not in chat.requests[0]
     assert "Answer with one JSON object and nothing else" in chat.prompts[0]
     assert night.draft()["extra"]["drafting"] == "abstractive"
+
+
+def test_a_server_that_ignores_the_schema_and_answers_prose_fails_the_sleep(
+    night: Sleepy, chat: ChatServer
+):
+    ids = redis_fragments(night)
+    chat.add("Sure! Fragments 1 and 2 are about the redis port.")
+    night.ok("brief", "--summary", "the redis port moved", "--promote", "redis")
+    record = night.failed("sleep", "now")["sleep"]
+    assert record["outcome"] == "failed" and "not the JSON asked for" in record["error"]
+    assert night.drafts() == [] and list(night.cores()) == [REDIS]  # no mechanical copy
+    assert {f["id"] for f in night.json("remember", "list")} == set(ids)

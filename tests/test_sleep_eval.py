@@ -91,10 +91,12 @@ def test_the_shipped_recording_of_the_small_model_replays_with_no_model(
     replayed = night.json("eval", "pack", "sleep", "--replay")
     cases = {case["name"]: case for case in replayed["cases"]}
     assert all(case["status"] == "ok" for case in cases.values()), cases
+    # it chose a new core every time: the attach and the supersede miss
     assert [cases[n]["matched"] for n in ("attach", "new-core", "supersede", "verbatim")] == [
+        0,
         1,
-        1,
-        1,
+        0,
         1,
     ]
-    assert replayed["recall"]["rate"] == 1.0 and replayed["calls"] == 3
+    assert replayed["recall"]["rate"] == 0.5 and replayed["calls"] == 3
+    assert replayed["validity"]["rate"] == 1.0

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow
 #: Each night's fragments, by topic. Night 3 changes the port night 1 stated.
 NIGHTS: list[list[tuple[str, str]]] = [
     [
-        ("the staging database listens on port 5433, not the default", "database"),
+        ("the staging database listens on port 5433", "database"),
         ("connect to staging postgres on 5433 with the ops role", "database"),
         ("release builds are signed with the key in the team vault", "release"),
         ("always sign release builds before uploading them", "release"),

@@ -69,16 +69,19 @@ def _formats_key(cycle: Host) -> str:
 
 
 def response_format(cycle: Host) -> str:
-    """How the answer's schema is sent to this server: what ``response_format`` says, or
-    the form it settled on after refusing one (``.hippo/sleep/formats.json``)."""
+    """How the answer's schema is sent to this server: the form it settled on after
+    refusing one (``.hippo/sleep/formats.json``), else what ``response_format`` says; for
+    ``auto``, llama-cpp-python's form first when that is the server hippo starts."""
     known = store.records_one(store.folder(cycle.workspace, "formats.json")) or {}
     found = known.get(_formats_key(cycle))
     form = found.get("response_format") if isinstance(found, dict) else None
-    return (
-        form
-        if form in ("json_schema", "json_object", "none")
-        else cycle.settings.model.response_format
-    )
+    if form in ("json_schema", "json_object", "none"):
+        return str(form)
+    setting = cycle.settings.model.response_format
+    lifecycle = _settings(cycle)
+    if setting == "auto" and "llama_cpp" in f"{lifecycle.start} {lifecycle.server}":
+        return "json_object"
+    return setting
 
 
 def _remember_format(cycle: Host, form: str, why: str) -> None:
