@@ -1,14 +1,14 @@
 """A model server program for the lifecycle tests, started and stopped by hippo itself.
 
 ``python model_server.py -m MODEL --host H --port P [--reply-file F] [--ready-after S]
-[--api-key KEY] [--requests-file F]``: the arguments llama.cpp's ``llama-server`` takes for the same job. It
-answers ``POST /v1/chat/completions`` with the text of the reply file (its whole content;
-none: ``{}``), and with ``--api-key`` a request without ``Authorization: Bearer KEY`` with
-401, as llama-server does; ``GET /health`` with 503 until ``--ready-after`` seconds have
-passed, then 200, as a server loading its model does; with ``--die-on-call`` it dies in the
-middle of its first answer. ``--requests-file`` appends each request's body to F as a line of JSON.
-MODEL must be an existing file. It needs nothing from the test
-suite, so hippo can start it as any program.
+[--api-key KEY] [--requests-file F]``: the arguments llama.cpp's ``llama-server`` takes
+for the same job. It answers ``POST /v1/chat/completions`` with the text of the reply
+file (its whole content; none: ``{}``), and with ``--api-key`` a request without
+``Authorization: Bearer KEY`` with 401, as llama-server does; ``GET /health`` with 503
+until ``--ready-after`` seconds have passed, then 200, as a server loading its model does;
+with ``--die-on-call`` it dies in the middle of its first answer. ``--requests-file``
+appends each request's body to F as a line of JSON. MODEL must be an existing file. It
+needs nothing from the test suite, so hippo can start it as any program.
 """
 
 from __future__ import annotations
