@@ -134,3 +134,26 @@ def test_the_configuration_chapter_shows_what_hippo_config_prints(hippo, make_wo
         assert run.code != 0
         shown = f"$ {command}\n{run.out}{run.err}"
         assert shown in chapter, shown
+
+
+INDEX_INSTALLS = re.compile(r"pip install (?:-U )?'?hippo-memory\b")
+
+
+def test_every_install_hint_is_from_a_checkout():
+    """hippo-memory is not on the package index yet: no hint, message or page may tell a
+    reader to install it from there (install.md says how, from a checkout)."""
+    from hippo_core.distribution import install_hint, upgrade_hint
+
+    assert install_hint("mcp") == "pip install -e '.[mcp]' in hippo's checkout"
+    assert upgrade_hint() == "git pull and pip install -e . in hippo's checkout"
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    code = [*(ROOT / "hippo_core").rglob("*.*"), *(ROOT / "hippo_packs").rglob("*.*")]
+    found = []
+    for path in [*pages, *code]:
+        if path.suffix not in (".py", ".md", ".toml", ".tmpl", ".js"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{path.relative_to(ROOT)}: {m.group()}" for m in INDEX_INSTALLS.finditer(text)]
+        if "pypi.org/project/hippo-memory" in text:
+            found.append(f"{path.relative_to(ROOT)}: a link to an index page not published")
+    assert found == []

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.distribution import install_hint, upgrade_hint
 from hippo_core.errors import HippoError
 from hippo_core.owner_only import owner_only_write
 
@@ -89,9 +90,7 @@ def engine(url: str, *, timeout: int = PUSH_TIMEOUT) -> Engine:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        raise HippoError(
-            "the team index needs psycopg: pip install 'hippo-memory[postgres]'"
-        ) from None
+        raise HippoError(f"the team index needs psycopg: {install_hint('postgres')}") from None
     try:
         made = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": timeout})
     except ArgumentError as exc:
@@ -141,7 +140,7 @@ def _ensure_schema(made: Engine) -> None:
     if found != str(team_schema.SCHEMA_VERSION):
         newer = found is not None and found.isdigit() and int(found) > team_schema.SCHEMA_VERSION
         what = (
-            "a newer hippo made it: upgrade hippo here (pip install -U hippo-memory)"
+            f"a newer hippo made it: upgrade hippo here ({upgrade_hint()})"
             if newer
             else "upgrade hippo on every machine that writes to it, then ask its owner to "
             "recreate it (its data is the members' local indexes, pushed again by each ingest)"
