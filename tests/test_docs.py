@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -120,8 +121,13 @@ def test_the_configuration_chapter_shows_what_hippo_config_prints(hippo, make_wo
         "hippo config get triggers.on_compact",
         "hippo config set triggers.after_session 5",
         "hippo config set index_url postgresql+psycopg://hippo:s3cret@db.example.org/hippo_team",
+        "hippo config set budget_bytes -5",
+        "hippo config set sample_tasks refunds",
+        "hippo config set model_backend opnai",
+        "hippo config set registries '[\"http://packs.example.org/index.toml\"]'",
+        "hippo config set themes '[\"core-strikt\"]'",
     ):
-        run = hippo(*command.split()[1:], cwd=ws)
+        run = hippo(*shlex.split(command)[1:], cwd=ws)
         shown = f"$ {command}\n{run.out}{run.err}"
         assert shown in chapter, shown
     sleepy = make_sleepy(make_workspace(), hippo)  # the sleep pack's table, out of range

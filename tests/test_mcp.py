@@ -440,8 +440,8 @@ def test_without_the_sdk_hippo_mcp_says_what_to_install(
     old = hippo("mcp", cwd=tmp_path)
     assert old.code == 1
     assert (
-        old.err
-        == "error: hippo mcp needs mcp 2.3 or later, not 1.26.0: pip install -e '.[mcp]' in hippo's checkout\n"
+        old.err == "error: hippo mcp needs mcp 2.3 or later, not 1.26.0: "
+        "pip install -e '.[mcp]' in hippo's checkout\n"
     )
 
 

@@ -93,7 +93,7 @@ def engine(url: str, *, timeout: int = PUSH_TIMEOUT) -> Engine:
         raise HippoError(f"the team index needs psycopg: {install_hint('postgres')}") from None
     try:
         made = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": timeout})
-    except ArgumentError as exc:
+    except (ArgumentError, ValueError) as exc:  # a port that is not a number: ValueError
         raise HippoError(f"index_url {shown(url)} is not a database URL ({exc})") from None
     try:
         _ensure_schema(made)
