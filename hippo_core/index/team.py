@@ -103,7 +103,11 @@ def engine(url: str, *, timeout: int = PUSH_TIMEOUT) -> Engine:
     return made
 
 
-def unreachable(url: str, exc: BaseException) -> HippoError:
+class Unreachable(HippoError):
+    """The team's server cannot be reached or refuses us: the local index goes on."""
+
+
+def unreachable(url: str, exc: BaseException) -> Unreachable:
     """One line for a server that cannot be reached, or refuses, with what to do."""
     cause = getattr(exc, "orig", None) or exc
     reason = " ".join(str(cause).split()) or type(cause).__name__
@@ -111,7 +115,7 @@ def unreachable(url: str, exc: BaseException) -> HippoError:
         hint = "check the user and the password (in ~/.pgpass or PGPASSWORD)"
     else:
         hint = "the local index has everything; the next ingest catches up"
-    return HippoError(f"team index {shown(url)}: {reason[:300]}; {hint}")
+    return Unreachable(f"team index {shown(url)}: {reason[:300]}; {hint}")
 
 
 def _ensure_schema(made: Engine) -> None:
