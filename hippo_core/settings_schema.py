@@ -113,7 +113,9 @@ class SettingsModel(BaseModel):
             "The model program and its arguments, run without a shell; {system_file} "
             "becomes a file holding the system prompt."
         ),
-        examples=[["claude", "-p", "--system-prompt-file", "{system_file}"]],
+        examples=[
+            ["claude", "-p", "--no-session-persistence", "--system-prompt-file", "{system_file}"]
+        ],
     )
     model_timeout_seconds: float = Field(
         600.0, gt=0, description="Seconds a model call may take before the run fails."

@@ -33,6 +33,9 @@ def test_the_plugin_list_of_the_install_page_is_what_hippo_prints(hippo, tmp_pat
     page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     block = page.split("$ hippo plugins\n", 1)[1].split("```", 1)[0]
     assert hippo("plugins", cwd=tmp_path).out == block
+    builtins = [line for line in block.splitlines() if line.startswith("hippo_core.builtins.")]
+    numbers = {13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen", 17: "seventeen"}
+    assert f"so these {numbers[len(builtins)]} lines are" in " ".join(page.split())
     version = page.split("$ hippo --version\n", 1)[1].split("```", 1)[0]
     assert hippo("--version", cwd=tmp_path).out == version
 
@@ -168,3 +171,29 @@ def test_every_install_hint_is_from_a_checkout():
         if "pypi.org/project/hippo-memory" in text:
             found.append(f"{path.relative_to(ROOT)}: a link to an index page not published")
     assert found == []
+
+
+def test_the_ingest_json_of_the_transcripts_chapter_has_every_key(hippo, tmp_path):
+    """Every key ``hippo ingest --json`` prints is in the chapter's example, in its order."""
+    import json
+
+    chapter = (ROOT / "docs" / "transcripts.md").read_text(encoding="utf-8")
+    shown = chapter.split("`hippo ingest --json` prints the counts", 1)[1]
+    example = json.loads(shown.split("```json\n", 1)[1].split("```", 1)[0])
+    printed = json.loads(hippo("ingest", "--json", cwd=tmp_path).out)
+    assert list(example) == list(printed)
+
+
+def test_every_claude_model_command_is_the_one_models_md_recommends():
+    """``--no-session-persistence`` keeps each model call from being saved as a session
+    (quick-start.md left it out: newcomer defect 20)."""
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    commands = [
+        (page.name, found)
+        for page in pages
+        for found in re.findall(
+            r'model_command[^\n]*?\["claude", "-p"[^\]]*\]', page.read_text(encoding="utf-8")
+        )
+    ]
+    assert commands
+    assert [c for c in commands if '"-p", "--no-session-persistence", ' not in c[1]] == []
