@@ -320,6 +320,12 @@ def _check_known(key: str) -> None:
         raise UsageError(f"{line}; known settings: {', '.join(KNOWN_KEYS)}")
 
 
+def _inline(value: dict[str, Any]) -> Any:
+    table = tomlkit.inline_table()
+    table.update(value)
+    return table
+
+
 def settings_template() -> str:
     """A new settings file: every key with its description, commented out at its default."""
     lines = [
@@ -331,7 +337,10 @@ def settings_template() -> str:
         if isinstance(default, BaseModel):
             lines += ["", f"# {field.description}", f"# [{name}]"]
             for key, sub in type(default).model_fields.items():
-                item = tomlkit.item(getattr(default, key)).as_string()
+                value = getattr(default, key)
+                # A table's default must read back as TOML once uncommented: {} inline.
+                item = _inline(value).as_string() if isinstance(value, dict) else None
+                item = item or tomlkit.item(value).as_string()
                 lines.append(f"# {key} = {item}  # {sub.description}")
             continue
         shown = (field.examples or [default])[0] if default in (None, {}, []) else default

@@ -266,3 +266,17 @@ def test_config_set_takes_a_negative_number_and_shows_a_list(
         """"--system-prompt-file", "x"]'\n"""
     )
     assert (root / ".hippo" / "settings.toml").read_text() == ""
+
+
+def test_every_commented_default_of_the_template_is_toml_once_uncommented():
+    """Uncommenting a line of the file ``hippo init`` writes gives valid TOML (the
+    ``[openai]`` table's ``extra_body`` gave ``extra_body =``: newcomer defect 29)."""
+    import re
+    import tomllib
+
+    from hippo_core.settings_schema import settings_template
+
+    lines = re.findall(r"^# (\w+ = .*?)(?:  # .*)?$", settings_template(), re.M)
+    assert len(lines) > 15
+    for line in lines:
+        assert tomllib.loads(line), line
