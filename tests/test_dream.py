@@ -244,6 +244,13 @@ def test_the_session_log_counts_the_changes_a_session_is_evidence_for(scene: Sce
     log = (scene.root / "notes" / "Session log.md").read_text()
     [line] = [line for line in log.splitlines() if session in line]
     assert "1 change)" in line
+    # A change a person reverted is a change no more (newcomer defect 24).
+    [receipt] = scene.files("receipts")
+    assert scene.hippo("revert", json.loads(receipt.read_text())["id"], cwd=scene.root).code == 0
+    assert scene.hippo("log", cwd=scene.root).code == 0
+    log = (scene.root / "notes" / "Session log.md").read_text()
+    [line] = [line for line in log.splitlines() if session in line]
+    assert "change" not in line.split("handoff")[0], line
 
 
 def test_the_input_budget_leaves_whole_blocks_out_and_says_so(scene: Scene):
