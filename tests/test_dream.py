@@ -194,6 +194,16 @@ def test_a_dry_run_writes_only_its_report(scene: Scene):
     assert scene.dream().code == 0  # a real run's report is never replaced
     names = {p.name for p in (hippo_dir / "reports").iterdir()}
     assert names == {report.name, report.name.replace("-dream.md", "-2-dream.md")}
+    # Dry runs after a real one reuse one name, the newest dry run's (newcomer defect 26).
+    for _ in range(3):
+        assert scene.hippo("dream", "--dry-run", cwd=scene.root).code == 0
+    names = {p.name for p in (hippo_dir / "reports").iterdir()}
+    assert len(names) == 3 and scene.report().startswith("status: ok")
+    third = report.name.replace("-dream.md", "-3-dream.md")
+    assert "- dry run: " in (hippo_dir / "reports" / third).read_text()
+    assert scene.dream().code == 0  # ... and the next real run takes that dry run's place
+    assert {p.name for p in (hippo_dir / "reports").iterdir()} == names
+    assert "- dry run: " not in (hippo_dir / "reports" / third).read_text()
 
 
 def test_the_next_run_uses_an_edited_prompt(scene: Scene):
