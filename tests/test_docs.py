@@ -23,6 +23,17 @@ def test_command_reference_matches_the_help():
     )
 
 
+def test_the_help_reads_as_plain_text():
+    """What --help prints: no reStructuredText markup, an option's value named by a word, a
+    required option marked so, the defaults said (newcomer defect 31)."""
+    reference = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert not re.findall(r"[^`]``[^`]", reference)
+    assert "<str>" not in reference and "<int>" not in reference
+    assert "(required)" not in reference
+    assert "--reason R  Why it must go.  [required]" in reference
+    assert "(default: 1d, at 03:00 local time)" in reference
+
+
 def test_hook_reference_matches_the_hookspecs():
     assert (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8") == render_hooks(), (
         "docs/hooks.md is stale: run python docs/gen_hooks.py"

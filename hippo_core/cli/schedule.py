@@ -24,7 +24,10 @@ app = command_group(
 
 def install(
     dream_every: str = typer.Option(
-        "", "--dream-every", metavar="SPAN", help="Dream this often: 30m, 6h, 1d (default 1d)."
+        "",
+        "--dream-every",
+        metavar="SPAN",
+        help="Dream this often: 30m, 6h, 1d (default: 1d, at 03:00 local time).",
     ),
     dream_at: str = typer.Option(
         "", "--dream-at", metavar="HH:MM", help="Dream once a day at this local time."

@@ -43,9 +43,9 @@ def search(
 ) -> None:
     """Search the indexed turns and print the best matches with snippets.
 
-    In a workspace with a team index (``index_url``), the team's turns of the workspace
-    (``--all-projects``: of every project on it); elsewhere, or with ``--local``, every turn
-    this machine indexed.
+    In a workspace with a team index (index_url), the team's turns of the workspace
+    (--all-projects: of every project on it); elsewhere, or with --local, every turn this
+    machine indexed.
     """
     from hippo_core.index.search import find_turns
 

@@ -116,7 +116,7 @@ def brief(
 
 def forget(
     core: str = typer.Argument(..., metavar="CORE", help="A core's id or its note's path."),
-    reason: str = typer.Option("", "--reason", metavar="R", help="Why it must go (required)."),
+    reason: str = typer.Option(..., "--reason", metavar="R", help="Why it must go."),
     now: bool = typer.Option(False, "--now", help="Purge it at once instead of at the next tick."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -183,7 +183,9 @@ def voice_show(as_json: bool = JSON_OPTION) -> None:
 @subcommand(voice_app, "set")
 def voice_set(
     text: str = typer.Argument(..., metavar="TEXT", help="The card, at most voice.max_chars."),
-    why: str = typer.Option("", "--why", help="Why it changed (kept with the version)."),
+    why: str = typer.Option(
+        "", "--why", metavar="TEXT", help="Why it changed (kept with the version)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set the voice card: a new version, unless the text is the card already."""
@@ -277,7 +279,10 @@ def check_command(as_json: bool = JSON_OPTION) -> None:
 @app.command("serve")
 def serve_command(
     host: str | None = typer.Option(
-        None, "--host", help="Listen here instead of [sleep.serve] host (127.0.0.1)."
+        None,
+        "--host",
+        metavar="HOST",
+        help="Listen here instead of [sleep.serve] host (127.0.0.1).",
     ),
     port: int | None = typer.Option(
         None, "--port", min=0, max=65535, help="Listen on this port instead (0: any free one)."
