@@ -585,7 +585,10 @@ def search(
         params["who"] = who
     sql = text(
         "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.member, "
-        "ts_headline('simple', t.prompt || ' ' || t.answer, q, "
+        # As the local index's snippet does: from the prompt when it matches, else the
+        # answer, never the two run together.
+        "ts_headline('simple', CASE WHEN to_tsvector('simple', t.prompt) @@ q "
+        "THEN t.prompt ELSE t.answer END, q, "
         "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, MaxFragments=2, "
         'FragmentDelimiter=" ... "\') AS snippet '
         "FROM hippo_turns t, to_tsquery('simple', :q) q "
