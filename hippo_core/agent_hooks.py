@@ -50,13 +50,18 @@ class HookProblem(Exception):
     """Something a hook cannot work with; logged, never shown to the agent."""
 
 
-def log_problem(event: str, message: str) -> None:
-    """Append one line to ``$HIPPO_HOME/hooks.log`` (best effort)."""
+def log_problem(event: str, message: str, root: str | None = None) -> None:
+    """Append one line to ``$HIPPO_HOME/hooks.log`` (best effort), ending with the workspace
+    it happened in (``root``, else the one of the current folder) when there is one: the log
+    is the machine's, and doctor shows a workspace its own lines only."""
     from hippo_core.home import home_folder
     from hippo_core.owner_only import owner_only_append
 
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    line = f"{stamp} hook {event}: {message}\n".encode("utf-8", "backslashreplace")
+    with contextlib.suppress(OSError):
+        root = root or find_root(os.getcwd())
+    where = f" (workspace {root})" if root else ""
+    line = f"{stamp} hook {event}: {message}{where}\n".encode("utf-8", "backslashreplace")
     home = home_folder()
     with contextlib.suppress(OSError):
         owner_only_append(os.path.join(home, "hooks.log"), line, home)
@@ -66,6 +71,7 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
     """Run hook ``event`` for ``tool`` on the payload text; never raises."""
     from hippo_core.errors import HippoError
 
+    root: str | None = None
     try:
         payload = _payload(stdin)
         root = _root(payload)
@@ -88,9 +94,9 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
             out.write(_handed_over(event, tool, text))
             out.flush()
     except (HookProblem, HippoError) as exc:
-        log_problem(event, str(exc))
+        log_problem(event, str(exc), root)
     except Exception as exc:  # the agent must never be blocked by hippo
-        log_problem(event, f"{type(exc).__name__}: {exc}")
+        log_problem(event, f"{type(exc).__name__}: {exc}", root)
 
 
 def _handed_over(event: str, tool: str, text: str) -> str:
@@ -211,11 +217,13 @@ def _prompt(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any
     parts = [p for p in parts if not p.required]
     if left <= 0:
         for part in parts:
-            log_problem("prompt", f"omitted: {part.name} ({part.size}): no budget left")
+            log_problem(
+                "prompt", f"omitted: {part.name} ({part.size}): no budget left", workspace.folder
+            )
         return ""
     block = fit(parts, left)
     for omission in block.omitted:
-        log_problem("prompt", omission.render())
+        log_problem("prompt", omission.render(), workspace.folder)
     return block.text
 
 

@@ -77,7 +77,28 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
         said.append("when an agent compacts its context")
     if not said:
         return []
-    return [Finding("info", "triggers", f"dreams start {' and '.join(said)}")]
+    detail = f"dreams start {' and '.join(said)}"
+    problem = _no_model(workspace)
+    if problem:
+        # Each dream they start would fail, and the block of every session would say so.
+        detail += f", but every one would fail: {problem}; or turn the triggers off"
+        return [Finding("warning", "triggers", detail)]
+    return [Finding("info", "triggers", detail)]
+
+
+def _no_model(workspace: Workspace) -> str:
+    """Why a dream started here could not call a model; empty when it could."""
+    from hippo_core.errors import HippoError
+    from hippo_core.plugins import load_plugins
+
+    factory = load_plugins().backends().get(workspace.settings.model_backend)
+    if factory is None:
+        return f"model_backend {workspace.settings.model_backend!r} is not a backend here"
+    try:
+        factory(workspace)
+    except HippoError as exc:
+        return str(exc)
+    return ""
 
 
 def settings(workspace: Workspace) -> Triggers:

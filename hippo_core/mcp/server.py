@@ -1,5 +1,5 @@
 """``hippo mcp``: every tool the plugins register, served over MCP on stdio by the SDK's own
-low-level server (the optional extra: ``pip install 'hippo-memory[mcp]'``).
+low-level server (the optional extra ``mcp``: ``pip install -e '.[mcp]'`` in hippo's checkout).
 
 The agent starts the server in its project; each call finds the workspace from there
 again, so a note edited or a workspace made since the last call is what the next one sees.
@@ -16,6 +16,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.distribution import install_hint
 from hippo_core.errors import HippoError
 from hippo_core.version import __version__
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 #: The SDK this server is written against: 2.0 replaced the decorators of 1.x with
 #: handlers passed to ``Server``, and 2.3 is the release it was tested with.
 SDK = (2, 3)
-INSTALL = "pip install 'hippo-memory[mcp]'"
+INSTALL = install_hint("mcp")
 INSTRUCTIONS = (
     "hippo keeps this project's notes (Markdown, reviewed) and an index of what coding "
     "agents were asked and did. recall and read_note read the notes; search finds past "

@@ -101,7 +101,12 @@ def tend(
         due = now - last >= cycle.settings.tend_interval_seconds
     else:
         due = now >= bedtime_at or new_brief
-    report: dict[str, Any] = {"at": now, "closed": closed, "resubmitted": [], "deferred": []}
+    report: dict[str, Any] = {
+        "at": store.iso(now),
+        "closed": closed,
+        "resubmitted": [],
+        "deferred": [],
+    }
     if waiting and not due:
         report["deferred"] = [d["id"] for d in waiting]
     elif waiting:
@@ -117,7 +122,7 @@ def tend(
             if made is not None:
                 report["resubmitted"].append(made["id"])
         report["closed"] += cull(cycle)
-    state["last_tend"] = {**report, "at": store.iso(now)}
+    state["last_tend"] = dict(report)
     return report
 
 
