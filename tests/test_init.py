@@ -38,6 +38,7 @@ LOCAL_ONLY = [
     "/.hippo/sleep/ripples.jsonl",
     "/.hippo/sleep/ripples.json",
     "/.hippo/sleep/model.json",
+    "/.hippo/sleep/formats.json",
     "/.hippo/sleep/serve.lock",
     "/.hippo/sleep/serve.token",
 ]

@@ -13,6 +13,7 @@ from tests.models.chat_server import ChatServer
 from tests.sleep_scene import Sleepy, make_sleepy, model_settings
 
 REDIS = "local-redis-listens-on-port-6380"
+MOVED = "local-redis-moved-from-port-6380-to-port"  # the core that supersedes it
 
 
 @pytest.fixture
@@ -205,7 +206,7 @@ def test_a_server_that_refuses_a_form_is_asked_again_with_the_next_and_it_is_rem
 ):
     chat.refuses = refuses
     redis_fragments(night)
-    choose(chat, {"kind": "new_core", "fragments": [3], "core": "none"})
+    choose(chat, {"kind": "new_core", "fragments": [1, 2, 3], "core": "none"})
     assert slept(night)["outcome"] == "drafted"
     forms = [(r.get("response_format") or {}).get("type") for r in chat.requests]
     assert forms == sent
@@ -214,11 +215,12 @@ def test_a_server_that_refuses_a_form_is_asked_again_with_the_next_and_it_is_rem
     assert entry["response_format"] == settled and "HTTP" in entry["refused"]
     assert "model_format" in night.events()
     # The next sleep asks in the form that worked, at once.
-    night.ok("review", night.draft()["id"], "--approve", "0")
+    ops = night.draft()["operations"]
+    night.ok("review", night.draft()["id"], *[f"--approve={op['index']}" for op in ops])
     night.ok("sleep", "tick")
     chat.requests.clear()
     night.remember("the redis cache panels moved to the ops board", "redis")
-    assert slept(night)["outcome"] == "drafted"
+    slept(night)  # (the scripted choices name fragments this pile of one does not have)
     assert [(r.get("response_format") or {}).get("type") for r in chat.requests] == [sent[-1]]
 
 
@@ -236,15 +238,20 @@ def test_a_denial_is_chosen_again_from_its_critique_and_the_chain_lands(
     night: Sleepy, chat: ChatServer
 ):
     redis_fragments(night)
-    choose(chat, {"kind": "new_core", "fragments": [3], "core": "none"}, when=("Sort short-term",))
-    slept(night)
-    first = night.draft()
-    night.ok(
-        "review", first["id"], "--deny", "0=the dashboard is in the redis core's topic; attach it"
-    )
     choose(
         chat,
-        {"kind": "attach", "fragments": [1], "core": REDIS},
+        {"kind": "supersede", "fragments": [1, 2], "core": REDIS},
+        {"kind": "new_core", "fragments": [3], "core": "none"},
+        when=("Sort short-term",),
+    )
+    slept(night)
+    first = night.draft()
+    assert [op["kind"] for op in first["operations"]] == ["supersede", "attach", "new_core"]
+    critique = "2=the dashboard is in the redis core's topic; attach it"
+    night.ok("review", first["id"], "--approve", "0", "--approve", "1", "--deny", critique)
+    choose(
+        chat,
+        {"kind": "attach", "fragments": [1], "core": MOVED},
         when=("a reviewer denied them",),
     )
     night.ok("nudge")
@@ -254,18 +261,18 @@ def test_a_denial_is_chosen_again_from_its_critique_and_the_chain_lands(
     assert "critique: the dashboard is in the redis core's topic; attach it" in prompt
     assert "\n1. [redis]" in prompt and "\n2. " not in prompt  # the denied one's fragments
     redraft_schema = chat.requests[-1]["response_format"]["json_schema"]["schema"]
-    assert redraft_schema["properties"]["operations"]["minItems"] == 0
+    assert redraft_schema["properties"]["operations"]["minItems"] == 1
     (op,) = second["operations"]
-    assert op["kind"] == "attach" and op["target_core_id"] == REDIS
+    assert op["kind"] == "attach" and op["target_core_id"] == MOVED  # the core now current
     assert op["content"] == "the redis dashboard lives at grafana under cache panels"
-    assert op["redraft_of"] == 0
+    assert op["redraft_of"] == 2
     shown = night.ok("review", second["id"]).out
     assert "attempt 1 (new_core): the redis dashboard" in shown
     assert "critique: the dashboard is in the redis core's topic; attach it" in shown
     night.ok("review", second["id"], "--approve", "0")
     night.ok("sleep", "tick")
     assert night.draft()["status"] == "closed"
-    assert "grafana under cache panels" in night.cores()[REDIS]
+    assert "grafana under cache panels" in night.cores()[MOVED]
 
 
 def test_abstractive_drafting_stays_for_capable_models(
@@ -292,3 +299,22 @@ def test_a_server_that_ignores_the_schema_and_answers_prose_fails_the_sleep(
     assert record["outcome"] == "failed" and "not the JSON asked for" in record["error"]
     assert night.drafts() == [] and list(night.cores()) == [REDIS]  # no mechanical copy
     assert {f["id"] for f in night.json("remember", "list")} == set(ids)
+
+
+def test_a_change_the_model_left_out_supersedes_all_the_same(night: Sleepy, chat: ChatServer):
+    ids = redis_fragments(night)
+    choose(chat, {"kind": "new_core", "fragments": [3], "core": "none"})
+    slept(night)
+    ops = night.draft()["operations"]
+    assert [(op["kind"], op["source_short_ids"]) for op in ops] == [
+        ("new_core", [ids[2]]),
+        ("supersede", [ids[0]]),  # fragment 1 moved the port; fragment 2 waits
+    ]
+    assert ops[1]["target_core_id"] == REDIS
+    assert ops[1]["rationale"].endswith(
+        f"left fragment 1 out; it states a new value for what {REDIS} states, so it "
+        "supersedes it (hippo's rule)"
+    )
+    shown = night.ok("review", night.draft()["id"]).out
+    assert "chosen: not by the model (hippo's rule); its words are the fragments':" in shown
+    assert ids[1] in {f["id"] for f in night.json("remember", "list")}

@@ -21,7 +21,10 @@ they share no word with are a new core of their own; a supersede of a core the f
 share no word with is dropped. A choice is dropped, with its reason in the sleep's record, when
 its kind is not one of the three, it names no fragment, a fragment or a core the prompt did
 not show, or only fragments an earlier choice took (so a choice of every fragment for every
-kind lands once). A fragment no choice takes waits in short-term for the next sleep.
+kind lands once). A fragment no choice takes waits in short-term for the next sleep, unless
+it states a new value for what a candidate core states and the model chose something for
+the topic: then it supersedes that core by the rule (a changed fact never waits while the
+old value stays current).
 """
 
 from __future__ import annotations
@@ -37,12 +40,13 @@ KINDS = ("new_core", "attach", "supersede")
 NONE = "none"
 
 
-def schema(count: int, cores: list[Core], *, at_least: int = 1) -> dict[str, Any]:
+def schema(count: int, cores: list[Core]) -> dict[str, Any]:
     """The JSON schema of an answer for ``count`` fragments and the candidate ``cores``:
-    a new core names no core; an attach or a supersede names one of the candidates. A
-    topic reached its threshold to be drafted, so a sleep's answer holds ``at_least`` one
-    operation (a small model held to a schema otherwise takes the empty list, the shortest
-    answer there is); a redraft's may be empty, when the critique says to keep nothing."""
+    a new core names no core; an attach or a supersede names one of the candidates. An
+    answer holds at least one operation, a redraft's too: a small model held to a schema
+    otherwise takes the empty list, the shortest answer there is. A topic reaches the model
+    only past its threshold, and a chain ends at ``max_attempts`` (the reviewer denies what
+    should not be kept)."""
     numbers = {
         "type": "array",
         "items": {"type": "integer", "enum": list(range(1, count + 1))},
@@ -71,7 +75,7 @@ def schema(count: int, cores: list[Core], *, at_least: int = 1) -> dict[str, Any
             "operations": {
                 "type": "array",
                 "items": shapes[0] if len(shapes) == 1 else {"anyOf": shapes},
-                "minItems": min(at_least, count),
+                "minItems": 1,
                 "maxItems": count,
             }
         },
@@ -120,7 +124,39 @@ def compose_choices(
             continue
         operations += made
         taken |= {f["id"] for f in choice["fragments"]}
+    if operations:
+        operations += _changes_left_out(pile, cores, topic, by, taken, operations)
     return operations, dropped
+
+
+def _changes_left_out(
+    pile: list[dict[str, Any]],
+    cores: list[Core],
+    topic: str,
+    by: str,
+    taken: set[str],
+    operations: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """A fragment the model left out that states a new value for what a candidate core
+    states supersedes it all the same (once a draft): a changed fact is never left to wait
+    while the old value stays current. Only when the model chose something for the topic:
+    an answer with nothing valid drafts nothing."""
+    replaced = {str(op.get("target_core_id")) for op in operations if op["kind"] == "supersede"}
+    made: list[dict[str, Any]] = []
+    for number, fragment in enumerate(pile, 1):
+        old = _restated(fragment, cores) if fragment["id"] not in taken else None
+        if old is None or old.id in replaced:
+            continue
+        why = (
+            f"{by} left fragment {number} out; it states a new value for what {old.id} "
+            "states, so it supersedes it (hippo's rule)"
+        )
+        op = _op("supersede", fragment, topic, [fragment], why)
+        op["target_core_id"] = old.id
+        op["choice"] = {"kind": None, "fragments": [fragment["id"]], "core": None}
+        made.append(op)
+        replaced.add(old.id)
+    return made
 
 
 def _choice(

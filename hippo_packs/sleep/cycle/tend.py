@@ -225,7 +225,7 @@ def _rechoose(
             },
         )
         reply = backend.complete(
-            voice.block(cycle)[0] + prompt, json_schema=choices.schema(len(pile), near, at_least=0)
+            voice.block(cycle)[0] + prompt, json_schema=choices.schema(len(pile), near)
         )
         raw, cut = salvage_operations(reply.text, cut_off=reply.cut_off)
         if not raw:

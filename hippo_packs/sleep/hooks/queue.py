@@ -203,7 +203,8 @@ def render(view: dict[str, Any]) -> str:
         choice = op.get("choice")
         if choice:
             onto = f" onto {choice['core']}" if choice.get("core") else ""
-            lines.append(f"  chosen: {choice['kind']}{onto}; its words are the fragments':")
+            chosen = choice["kind"] or "not by the model (hippo's rule)"
+            lines.append(f"  chosen: {chosen}{onto}; its words are the fragments':")
             lines += [f"    {f['id']}: {f['content']}" for f in op.get("fragments", [])]
     lines += [
         "",
