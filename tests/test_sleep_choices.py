@@ -318,3 +318,28 @@ def test_a_change_the_model_left_out_supersedes_all_the_same(night: Sleepy, chat
     shown = night.ok("review", night.draft()["id"]).out
     assert "chosen: not by the model (hippo's rule); its words are the fragments':" in shown
     assert ids[1] in {f["id"] for f in night.json("remember", "list")}
+
+
+def test_a_redraft_offers_first_the_fragments_whose_words_were_not_refused(
+    night: Sleepy, chat: ChatServer
+):
+    for text in (
+        "the cache dashboard lives in grafana under cache panels",
+        "cache panels show the hit rate of every service",
+        "the cache hit rate alert fires below ninety percent",
+    ):
+        night.remember(text, "dashboards")
+    choose(chat, {"kind": "new_core", "fragments": [2, 3], "core": "none"}, when=("Sort",))
+    night.ok("brief", "--summary", "dashboards", "--promote", "dashboards")
+    night.ok("sleep", "now")
+    first = night.draft()
+    assert [op["kind"] for op in first["operations"]] == ["new_core", "attach"]
+    core_words = first["operations"][0]["content"]
+    night.ok("review", first["id"], "--deny", "0=not these words", "--deny", "1=with its core")
+    choose(chat, {"kind": "new_core", "fragments": [1], "core": "none"}, when=("denied them",))
+    night.ok("nudge")
+    prompt = chat.requests[-1]["messages"][-1]["content"]
+    listed = [line for line in prompt.splitlines() if line[:3] in ("1. ", "2. ")]
+    assert len(listed) == 2 and core_words in listed[1]  # the refused words go last
+    (op,) = night.draft()["operations"]
+    assert op["content"] != core_words and night.draft()["attempt"] == 2

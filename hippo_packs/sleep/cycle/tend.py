@@ -212,6 +212,8 @@ def _rechoose(
         pile = [short[i] for i in dict.fromkeys(ids) if i in short]
         if not pile:
             continue
+        # Words a review refused as a core's go last: a small model picks the first ones.
+        pile.sort(key=lambda f: f["id"] in refused)
         text = "\n".join(str(f["content"]) for f in pile)
         near = core_notes.nearest(list(live.values()), text, cycle.settings.candidate_cores)
         named = [live[t] for op in ops if (t := str(op.get("target_core_id") or "")) in live]
@@ -250,7 +252,7 @@ def _rechoose(
     if not operations:
         if failures:
             raise HippoError(f"the redraft of {draft['id']} failed: {failures[0]}")
-        draft.setdefault("extra", {})["redraft"] = "nothing came back"
+        draft.setdefault("extra", {}).update(redraft="nothing came back", redraft_dropped=dropped)
         draft["terminal"] = True  # nothing more will come: the chain ends at the next cull
         store.save_draft(cycle.workspace, draft)
         return None
