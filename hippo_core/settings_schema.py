@@ -34,8 +34,11 @@ def _markdown(value: str) -> str:
 
 
 def _index_url(value: str) -> str:
-    if value and not value.startswith(("postgresql://", "postgresql+psycopg://")):
-        raise ValueError("must be a postgresql+psycopg:// URL, or empty for the local index only")
+    from hippo_core.index_url import index_url_problem
+
+    problem = index_url_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 

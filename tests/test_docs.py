@@ -120,6 +120,7 @@ def test_the_configuration_chapter_shows_what_hippo_config_prints(hippo, make_wo
         "hippo config get triggers.on_compact",
         "hippo config set triggers.after_session 5",
         "hippo config set index_url postgresql+psycopg://hippo:s3cret@db.example.org/hippo_team",
+        "hippo config set index_url postgresql+psycopg://hippo@db.example.org:port/hippo_team",
     ):
         run = hippo(*command.split()[1:], cwd=ws)
         shown = f"$ {command}\n{run.out}{run.err}"
