@@ -35,18 +35,11 @@ def _markdown(value: str) -> str:
 
 
 def _index_url(value: str) -> str:
-    if value and not value.startswith(("postgresql://", "postgresql+psycopg://")):
-        raise ValueError("must be a postgresql+psycopg:// URL, or empty for the local index only")
-    if value:
-        from urllib.parse import urlsplit
+    from hippo_core.index_url import index_url_problem
 
-        try:
-            if urlsplit(value).port == 0:
-                raise ValueError
-        except ValueError:
-            raise ValueError(
-                "the port must be a number from 1 to 65535 (postgresql+psycopg://USER@HOST:5432/DB)"
-            ) from None
+    problem = index_url_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 

@@ -140,6 +140,7 @@ def test_the_configuration_chapter_shows_what_hippo_config_prints(hippo, make_wo
         "hippo config set model_backend opnai",
         "hippo config set registries '[\"http://packs.example.org/index.toml\"]'",
         "hippo config set themes '[\"core-strikt\"]'",
+        "hippo config set index_url postgresql+psycopg://hippo@db.example.org:port/hippo_team",
     ):
         run = hippo(*shlex.split(command)[1:], cwd=ws)
         shown = f"$ {command}\n{run.out}{run.err}"

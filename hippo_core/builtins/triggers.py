@@ -130,6 +130,7 @@ def ended_since_dream(workspace: Workspace) -> int:
 
     from hippo_core import jsontext
     from hippo_core.dream import state
+    from hippo_core.model_folder import in_model_folder
 
     last = state.parse_time((state.read_state(workspace).get("last_run") or {}).get("at"))
     since = last.timestamp() if last else 0.0
@@ -146,7 +147,9 @@ def ended_since_dream(workspace: Workspace) -> int:
                 record = jsontext.loads(handle.read())
         except (OSError, ValueError):
             continue
-        ended = state.parse_time(record.get("ended")) if isinstance(record, dict) else None
+        if not isinstance(record, dict) or in_model_folder(record.get("cwd")):
+            continue  # a dream's own model run is no session of the workspace
+        ended = state.parse_time(record.get("ended"))
         # Both times are to the second: a session that ended in the second the dream
         # started is the dream's (its transcript was there to read).
         if ended is not None and ended.timestamp() > since:

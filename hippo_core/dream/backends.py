@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
 from hippo_core.errors import HippoError
-from hippo_core.leftovers import MODEL_PREFIX, OWNER
+from hippo_core.model_folder import OWNER, PREFIX
 
 if TYPE_CHECKING:
     import http.client
@@ -108,7 +108,7 @@ class CommandBackend:
         import tempfile
 
         if self.cwd is None:
-            with tempfile.TemporaryDirectory(prefix=MODEL_PREFIX) as folder:
+            with tempfile.TemporaryDirectory(prefix=PREFIX) as folder:
                 # Whose folder it is: a later run removes it once this process is gone.
                 Path(folder, OWNER).write_text(f"{os.getpid()}\n", encoding="ascii")
                 return self._run_in(Path(folder), argv, stdin, extra_bytes_in)

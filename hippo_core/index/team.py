@@ -46,10 +46,14 @@ BATCH, TURN_BATCH = 200, 1000
 
 def configured_url(workspace: Workspace | None) -> str:
     """The team index's URL: ``HIPPO_INDEX_URL``, else the workspace's ``index_url``."""
+    from hippo_core.index_url import index_url_problem
+
     found = os.environ.get(ENV, "").strip()
     if found:
         if not found.startswith(("postgresql://", "postgresql+psycopg://")):
             raise HippoError(f"{ENV}={shown(found)}: give a postgresql+psycopg:// URL, or unset it")
+        if problem := index_url_problem(found):
+            raise HippoError(f"{ENV}={shown(found)}: {problem}; put it right, or unset it")
         return found
     return workspace.settings.index_url if workspace is not None else ""
 
@@ -93,7 +97,7 @@ def engine(url: str, *, timeout: int = PUSH_TIMEOUT) -> Engine:
         raise HippoError(f"the team index needs psycopg: {install_hint('postgres')}") from None
     try:
         made = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": timeout})
-    except (ArgumentError, ValueError) as exc:  # a port that is not a number: ValueError
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number
         raise HippoError(f"index_url {shown(url)} is not a database URL ({exc})") from None
     try:
         _ensure_schema(made)
