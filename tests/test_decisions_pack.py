@@ -174,5 +174,5 @@ def test_the_shipped_recording_replays_out_of_the_box(
     assert [line for line in run.out.splitlines() if not line.startswith("bytes ")] == [
         line for line in shown.splitlines() if not line.startswith("bytes ")
     ]
-    assert "bytes      15,885 in, 1,598 out\n" in shown
+    assert "bytes      15,675 in, 1,598 out\n" in shown
     assert re.search(r"^bytes      \d+,\d{3} in, 1,598 out$", run.out, re.M)
