@@ -8,16 +8,22 @@ cache (no target), then its warm median: target at most 4x the floor at 2,000 no
 pip-installed (see bench/harness.py); each figure is CPU (user+sys) and wall time, median
 and min-max.
 
-With ``--relevance bm25`` the workspace ranks relevant notes by BM25 (the same targets);
-with ``--relevance headings bm25`` both settings run in the same rounds, each on a workspace
-of its own, and their ratio is printed.
+With ``--relevance bm25`` the workspace ranks relevant notes by BM25, with ``--relevance
+history`` by BM25 and the notes past sessions opened (the same targets); given several,
+they run in the same rounds, each on a workspace of its own, and each one's ratio to the
+first is printed (``--relevance bm25 history``: history at most 1.25x bm25). Each
+workspace's sessions, ``--sessions`` of them (default 5,000: a prompt that read one to three
+notes), are ingested before the runs. With ``--watch``, `hippo notes watch` runs in each
+workspace, so `hippo context` asks it instead of scanning the notes.
 
-Run: python bench/context.py [--notes N ...] [--runs R] [--relevance headings|bm25 ...]
+Run: python bench/context.py [--notes N ...] [--runs R] [--sessions N]
+     [--relevance headings|bm25|history ...] [--watch]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 from pathlib import Path
 
@@ -28,12 +34,14 @@ from harness import (
     floor,
     header,
     installed_hippo,
+    make_sessions,
     make_workspace,
     measure,
     prints_something,
     ratio_row,
     rounds,
     row,
+    watching,
 )
 
 __all__ = ["make_workspace"]  # other benches import it from here too
@@ -46,11 +54,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument(
         "--relevance",
-        choices=["headings", "bm25"],
+        choices=["headings", "bm25", "history"],
         nargs="+",
         default=["headings"],
-        help="the setting; given both, both run in the same rounds",
+        help="the setting; given several, they run in the same rounds",
     )
+    parser.add_argument("--sessions", type=int, default=5000, help="sessions in each index")
+    parser.add_argument("--watch", action="store_true", help="with hippo notes watch running")
     args = parser.parse_args()
     args.relevance = list(dict.fromkeys(args.relevance))
     hippo = installed_hippo()
@@ -60,16 +70,25 @@ def main() -> None:
         tmp_path = Path(tmp)
         env = clean_env(tmp_path / "home")
         python = floor(tmp_path)
-        header(f"hippo context ({hippo}), each count's cases and floor run in rounds", args.runs)
+        header(
+            f"hippo context ({hippo}), {args.sessions:,} sessions indexed, "
+            f"{'a' if args.watch else 'no'} watcher; each count's cases and floor run in rounds",
+            args.runs,
+        )
         for count in args.notes:
             cases = {"floor": Case([python, "-c", "pass"], cwd=tmp_path, env=env)}
-            cold = {}
+            cold, watchers = {}, contextlib.ExitStack()
             for relevance in args.relevance:
                 root = tmp_path / f"ws-{count}-{relevance}"
+                # Each workspace its own home, so each index holds its own sessions only.
+                own = clean_env(tmp_path / f"home-{count}-{relevance}")
                 make_workspace(root, count, relevance=relevance)
-                cold[relevance] = measure(command, 1, cwd=root, env=env, check=prints_something)
-                cases[relevance] = Case(command, cwd=root, env=env, check=prints_something)
-            found = rounds(cases, args.runs)
+                make_sessions(hippo, root, own, args.sessions)
+                cold[relevance] = measure(command, 1, cwd=root, env=own, check=prints_something)
+                cases[relevance] = Case(command, cwd=root, env=own, check=prints_something)
+                watchers.enter_context(watching(hippo, root, own, args.watch))
+            with watchers:
+                found = rounds(cases, args.runs)
             base = found["floor"]
             row(f"python -c pass (the floor, with {count:,} notes)", base, base)
             for relevance in args.relevance:
@@ -78,8 +97,11 @@ def main() -> None:
                 warm[relevance, count] = found[relevance]
                 target = 4.0 if count == 2000 else None
                 row(f"{name} ({count:,} notes)", found[relevance], base, target)
-            if len(args.relevance) > 1:
-                ratio_row(f"bm25 / headings ({count:,} notes)", found["bm25"], found["headings"])
+            first = args.relevance[0]
+            for relevance in args.relevance[1:]:
+                target = 1.25 if (relevance, first) == ("history", "bm25") else None
+                name = f"{relevance} / {first} ({count:,} notes)"
+                ratio_row(name, found[relevance], found[first], target)
     counts = sorted({count for _, count in warm})
     if len(counts) > 1:
         small, large = (2000 if 2000 in counts else counts[0]), counts[-1]

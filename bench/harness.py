@@ -411,3 +411,54 @@ def age_notes(root: Path) -> None:
     past = time.time() - 60
     for path in root.rglob("*.md"):
         os.utime(path, (past, past))
+
+
+def make_sessions(hippo: Path, root: Path, env: dict[str, str], count: int, seed: int = 11) -> None:
+    """``count`` Claude Code sessions of the workspace at ``root`` in the home of ``env``
+    (``~/.claude``), each a prompt of eight of :data:`WORDS` that reads one to three of the
+    notes, days apart; then ``hippo ingest`` indexes them (untimed)."""
+    sys.path.insert(0, str(ROOT))
+    from datetime import UTC, datetime, timedelta
+
+    from tests.claude_factory import ClaudeSession
+
+    if not count:
+        return
+    rng = random.Random(seed)
+    notes = sorted(str(path) for path in (root / "notes").rglob("*.md"))
+    home = Path(env["HOME"]) / ".claude"
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    for number in range(count):
+        session = ClaudeSession(home, str(root), start=start + timedelta(hours=number))
+        session.prompt(" ".join(rng.choice(WORDS) for _ in range(8)))
+        for path in rng.sample(notes, rng.randint(1, 3)):
+            session.tool("Read", file_path=path)
+        session.answer("done").write()
+    run([hippo, "ingest"], cwd=root, env=env)
+
+
+@contextlib.contextmanager
+def watching(hippo: Path, root: Path, env: dict[str, str], on: bool = True) -> Iterator[None]:
+    """``hippo notes watch`` running in the workspace at ``root`` (when ``on``), answering
+    the hooks before the first timed run; stopped at the end."""
+    if not on:
+        yield
+        return
+    child = subprocess.Popen(
+        [str(hippo), "notes", "watch"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        if not line.startswith("watching "):
+            raise SystemExit(f"hippo notes watch did not start: {line}{child.stderr.read()}")
+        time.sleep(1.0)  # its first scan, then its socket
+        yield
+    finally:
+        child.terminate()
+        child.communicate(timeout=30)

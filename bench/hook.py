@@ -19,9 +19,14 @@ bench/harness.py); each figure is CPU (user+sys) and wall time, median and min-m
 With ``--sleep`` the workspace has the sleep pack added and an open loop waiting (a draft to
 review), so session-start also reads and prints the pack's part of the block.
 
-With ``--relevance bm25`` the workspace ranks relevant notes by BM25 (the same targets).
+With ``--relevance bm25`` the workspace ranks relevant notes by BM25, with ``--relevance
+history`` by BM25 and the notes past sessions opened (the same targets). The index holds
+``--sessions`` sessions of the workspace (default 5,000), each a prompt that read one to
+three notes, ingested before the runs. With ``--watch``, `hippo notes watch` runs in the
+workspace, so the hooks ask it instead of scanning the notes.
 
-Run: python bench/hook.py [--notes N ...] [--runs R] [--sleep] [--relevance headings|bm25]
+Run: python bench/hook.py [--notes N ...] [--runs R] [--sleep] [--sessions N]
+     [--relevance headings|bm25|history] [--watch]
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from harness import (
     floor,
     header,
     installed_hippo,
+    make_sessions,
     make_workspace,
     prints_nothing,
     prints_something,
@@ -46,6 +52,7 @@ from harness import (
     row,
     run,
     starts_with,
+    watching,
 )
 
 PROMPT = "fix the flaky migration test"
@@ -130,23 +137,35 @@ def main() -> None:
     parser.add_argument("--notes", type=int, nargs="+", default=[2000, 20000])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument(
-        "--relevance", choices=["headings", "bm25"], default="headings", help="the setting"
+        "--relevance",
+        choices=["headings", "bm25", "history"],
+        default="headings",
+        help="the setting",
     )
+    parser.add_argument("--sessions", type=int, default=5000, help="sessions in the index")
     parser.add_argument("--sleep", action="store_true", help="add the sleep pack, a loop open")
+    parser.add_argument("--watch", action="store_true", help="with hippo notes watch running")
     args = parser.parse_args()
     hippo = installed_hippo()
     found: dict[int, dict[str, Sample]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
-        env = clean_env(tmp_path / "home")
         python = floor(tmp_path)
-        header(f"hippo hook ({hippo}), each count's cases and floor run in rounds", args.runs)
+        header(
+            f"hippo hook ({hippo}), relevance = {args.relevance}, {args.sessions:,} sessions "
+            f"indexed, {'a' if args.watch else 'no'} watcher; each count's cases and floor "
+            "run in rounds",
+            args.runs,
+        )
         for count in args.notes:
             root = tmp_path / f"ws-{count}"
+            env = clean_env(tmp_path / f"home-{count}")  # an index of its sessions alone
             make_workspace(root, count, relevance=args.relevance)
+            make_sessions(hippo, root, env, args.sessions)
             if args.sleep:
                 with_open_loop(hippo, root, env)
-            found[count] = cases(hippo, python, root, env, args.runs)
+            with watching(hippo, root, env, args.watch):
+                found[count] = cases(hippo, python, root, env, args.runs)
             base = found[count]["floor"]
             row(f"python -c pass (the floor, with {count:,} notes)", base, base)
             for key, (name, target, _) in CASES.items():

@@ -19,7 +19,12 @@ they changed as the truth): recall@5 and MRR of each `relevance` setting, beside
 BM25 over the notes' whole text in the same run (`hippo eval context` computes the same on a
 workspace's own sessions). Target: `relevance = bm25` at least the baseline.
 
-Run: python bench/retrieval.py [--data FOLDER ...]
+Last, the same tasks replayed in date order (bench/chronological.py): each task ranked with
+only the sessions (commits) before its cut, the rows `../shared/evals/retrieval/history.py`
+prints, per data set and pooled. Targets: `relevance = history` at least 0.80 pooled, on no
+set more than 0.05 below `relevance = bm25`, and above every baseline row.
+
+Run: python bench/retrieval.py [--data FOLDER ...] [--only chronological]
 """
 
 from __future__ import annotations
@@ -132,7 +137,7 @@ def measure(data: Path, *, edits: bool) -> dict[str, float]:
 
 
 def context(data: Path) -> dict[str, dict[str, float]]:
-    from hippo_core.dream.measure import bm25_ranker, rates, relevance_rankers
+    from hippo_core.dream.measure import Case, bm25_ranker, rates, relevance_rankers
     from hippo_core.workspace import Workspace
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -142,7 +147,7 @@ def context(data: Path) -> dict[str, dict[str, float]]:
         shutil.copytree(data / "notes", root / "notes")
         workspace = Workspace.open(root)
         tasks = [json.loads(line) for line in (data / "tasks.jsonl").read_text().splitlines()]
-        cases = [(t["task"], set(t["truth"])) for t in tasks]
+        cases = [Case(t["task"], set(t["truth"])) for t in tasks]
         rankers = {f"relevance = {k}": v for k, v in relevance_rankers(workspace).items()}
         rankers["bm25 (baseline)"] = bm25_ranker(workspace)
         return {name: rates(rank, cases) for name, rank in rankers.items()}
@@ -151,12 +156,20 @@ def context(data: Path) -> dict[str, dict[str, float]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=["pypa-hatch", "vitejs-vite"])
+    parser.add_argument("--only", choices=["chronological"], help="run only this part")
     args = parser.parse_args()
+    if args.only != "chronological":
+        whole_history(args.data)
+    chronological(args.data)
+
+
+def whole_history(names: list[str]) -> None:
+    """The turn search, and the context block's ranking with no sessions."""
     print(
         f"{'data set':<14}{'world':<18}{'recall':>8}{'before':>8}{'ratio':>7}"
         f"{'nothing found':>16}{'truth':>7}  target"
     )
-    for name in args.data:
+    for name in names:
         for edits, world, target in (
             (True, "with file hits", ">= 0.98"),
             (False, "text only", ">= 2x before"),
@@ -169,13 +182,40 @@ def main() -> None:
                 f"{empty:>16}{got['truth']:>7}  {target}"
             )
     print(f"\n{'data set':<14}{'context ranking':<22}{'recall@5':>9}{'MRR':>7}  target")
-    for name in args.data:
+    for name in names:
         for ranking, rated in context(DATA / name).items():
             target = ">= the baseline's" if ranking == "relevance = bm25" else ""
             print(
                 f"{name:<14}{ranking:<22}{rated['recall_at_5']:>9.3f}{rated['mrr']:>7.3f}"
                 f"  {target}".rstrip()
             )
+
+
+def chronological(names: list[str]) -> None:
+    """The context block's ranking on the tasks replayed in date order, as history.py."""
+    from chronological import mean, replay
+
+    print(
+        "\nin date order (held-in; each task sees only the sessions before its cut): "
+        "recall@5 / MRR@5"
+    )
+    pooled: dict[str, list[tuple[float, float]]] = {}
+    found = {name: replay(DATA / name) for name in names}
+    for name, rows in [*found.items(), ("pooled", pooled)]:
+        if name != "pooled":
+            for ranking, rates in rows.items():
+                pooled.setdefault(ranking, []).extend(rates)
+        for ranking, rates in rows.items():
+            recall, mrr = mean(rates)
+            print(f"{name:<14}{ranking:<24}{recall:>7.3f} / {mrr:.3f}  ({len(rates)} tasks)")
+    history, bm25 = "relevance = history", "relevance = bm25"
+    worst = min(mean(rows[history])[0] - mean(rows[bm25])[0] for rows in found.values())
+    best_baseline = max(mean(pooled[b])[0] for b in ("plain BM25", "history only", "fusion (RRF)"))
+    pooled_history = mean(pooled[history])[0]
+    print(
+        f"targets: history pooled {pooled_history:.3f} (>= 0.80), worst set minus bm25 "
+        f"{worst:+.3f} (>= -0.05), best baseline pooled {best_baseline:.3f} (below history)"
+    )
 
 
 if __name__ == "__main__":

@@ -56,7 +56,9 @@ def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
     hippo = root / HIPPO_DIR
     if hippo.exists() and not hippo.is_dir():
         raise HippoError(f"{hippo} exists and is not a folder; move it away and run again")
-    actions.append(_create(root, hippo / "settings.toml", settings_template()))
+    settings = hippo / "settings.toml"
+    chosen = None if settings.exists() else _relevance(root)
+    actions.append(_create(root, settings, settings_template(chosen)))
     workspace = Workspace.open(root)
     plugins = load_plugins()
     packs = plugins.packs()
@@ -68,6 +70,53 @@ def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
     actions.append(_create(root, workspace.entry_note_path, ENTRY_NOTE))
     actions.append(_ignore(root, (*workspace.local_only(), *plugins.local_paths(workspace))))
     return actions
+
+
+def _relevance(root: Path) -> dict[str, tuple[str, list[str]]] | None:
+    """The ``relevance`` a new settings file gets, with why: the setting that found most on
+    the public retrieval sets, when it beats the specification's rule there and, if this
+    folder's own sessions can say (``hippo eval context``), on them too. None: the rule."""
+    from hippo_core.relevance import MIN_TASKS, PUBLIC_RECALL, SETTINGS
+
+    rule = SETTINGS[0]
+    best = max(PUBLIC_RECALL, key=PUBLIC_RECALL.__getitem__)
+    if best == rule:
+        return None
+    own = _own_recall(root)
+    if own is not None and own["tasks"] >= MIN_TASKS and own[best] <= own[rule]:
+        return None
+    others = ", ".join(f"{k} {v:.2f}" for k, v in PUBLIC_RECALL.items() if k != best)
+    why = [
+        f"hippo init set {best}: on the public retrieval sets replayed in date order it found",
+        f"the most (recall@5 {PUBLIC_RECALL[best]:.2f}; {others}). Without this line the",
+        f"specification's rule, {rule}, applies; `hippo eval context` compares them on your",
+        "own sessions, and `hippo doctor` says when another would find clearly more.",
+    ]
+    return {"relevance": (best, why)}
+
+
+def _own_recall(root: Path) -> dict[str, float] | None:
+    """recall@5 of each setting on the sessions the index holds of ``root`` (with its number
+    of tasks), as ``hippo eval context`` measures it; None with no index to ask."""
+    from hippo_core.dream.measure import measure_context
+    from hippo_core.home import index_path
+    from hippo_core.index.derived import write_derived
+    from hippo_core.settings import LoadedSettings, Settings
+
+    index = index_path()
+    if not index.exists():
+        return None
+    workspace = Workspace(root, LoadedSettings(Settings()))
+    try:
+        write_derived(index, workspace)  # the records an ingest here would have written
+        found = measure_context(workspace, baseline=False)
+    except (HippoError, OSError):
+        return None
+    figures = {
+        name.removeprefix("relevance = "): rates["recall_at_5"] or 0.0
+        for name, rates in found["rankings"].items()
+    }
+    return {**figures, "tasks": found["tasks"]}
 
 
 def _create(root: Path, path: Path, text: str) -> InitAction:

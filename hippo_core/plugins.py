@@ -75,6 +75,7 @@ BUILTIN_HOOKS = {
     "hippo_core.builtins.agents_doctor": ("hippo_doctor_checks",),
     "hippo_core.builtins.tools": ("hippo_register_tools",),
     "hippo_core.builtins.team_doctor": ("hippo_doctor_checks",),
+    "hippo_core.builtins.relevance_doctor": ("hippo_doctor_checks",),
     "hippo_core.builtins.triggers": (
         "hippo_doctor_checks",
         "hippo_event",

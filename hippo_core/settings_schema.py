@@ -72,11 +72,12 @@ class SettingsModel(BaseModel):
     notes_dir: RelPath = Field("notes", description="Folder of the notes, inside the workspace.")
     entry_note: NotePath = Field("Home.md", description="Entry note, relative to notes_dir.")
     budget_bytes: int = Field(25600, gt=0, description="Context budget in UTF-8 bytes.")
-    relevance: Literal["headings", "bm25"] = Field(
+    relevance: Literal["headings", "bm25", "history"] = Field(
         "headings",
         description=(
             "How `hippo context --task` ranks notes: headings (task words in the title and "
-            "headings) or bm25 (the whole note, stemmed)."
+            "headings), bm25 (the whole note, stemmed) or history (bm25 with the notes past "
+            "sessions of like tasks opened)."
         ),
     )
     required_notes: list[NotePath] = Field(
@@ -319,8 +320,10 @@ def _inline(value: dict[str, Any]) -> Any:
     return table
 
 
-def settings_template() -> str:
-    """A new settings file: every key with its description, commented out at its default."""
+def settings_template(chosen: dict[str, tuple[str, list[str]]] | None = None) -> str:
+    """A new settings file: every key with its description, commented out at its default;
+    a key of ``chosen`` is written set, to its value (a string), under the comment lines
+    that say why."""
     lines = [
         "# hippo workspace settings. Every key is optional: the commented values are the",
         "# defaults. Change one with `hippo config set KEY VALUE` or edit this file.",
@@ -335,6 +338,11 @@ def settings_template() -> str:
                 item = _inline(value).as_string() if isinstance(value, dict) else None
                 item = item or tomlkit.item(value).as_string()
                 lines.append(f"# {key} = {item}  # {sub.description}")
+            continue
+        if chosen and name in chosen:
+            set_to, why = chosen[name]
+            lines += ["", f"# {field.description}", *(f"# {line}" for line in why)]
+            lines.append(f"{name} = {tomlkit.item(set_to).as_string()}")
             continue
         shown = (field.examples or [default])[0] if default in (None, {}, []) else default
         value = tomlkit.inline_table() if isinstance(shown, dict) else tomlkit.item(shown)

@@ -165,7 +165,7 @@ class Workspace:
         from hippo_core.notes.index import open_index
 
         notes = self.inside(self.settings.notes_dir)
-        kept = self.settings.relevance == "bm25"
+        kept = self.settings.relevance in ("bm25", "history")
         return open_index(notes, self.inside(HIPPO_DIR, "cache", "notes.sqlite"), with_terms=kept)
 
     @cached_property
@@ -175,7 +175,7 @@ class Workspace:
         "bm25"``, else one of its own (``.hippo/cache/notes-terms.sqlite``)."""
         from hippo_core.notes.index import open_index
 
-        if self.settings.relevance == "bm25":
+        if self.settings.relevance in ("bm25", "history"):
             return self.notes_index
         notes = self.inside(self.settings.notes_dir)
         path = self.inside(HIPPO_DIR, "cache", "notes-terms.sqlite")

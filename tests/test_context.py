@@ -95,6 +95,41 @@ def test_ranking_scores_title_and_heading_words_then_updated_then_path(
     ]
 
 
+def test_a_task_word_matches_a_heading_word_in_its_plural_or_singular(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    # The spec's rule gives a point for each task word "found in" a title or heading: a
+    # word's plural is the same word found, so "complaint" finds "Complaints"; other forms
+    # are other words ("handled" is not "handling"), and a word and its plural count once.
+    notes = {
+        "Home.md": HOME,
+        "Complaints.md": "# Complaints\n\nHow we answer them.\n",
+        "Policy.md": "# Policy\n\n## Refund entries\n\nOne a day.\n",
+        "Handling.md": "# Handling\n\nNot a plural.\n",
+        "Both.md": "# Refund\n\n## Complaint\n\nBoth words.\n",
+    }
+    root = make_workspace("", notes)
+
+    def shown(task: str) -> list[str]:
+        out = hippo("context", "--task", task, cwd=root).out
+        return (
+            out.split("relevant:\n")[1].split("linter:")[0].splitlines()
+            if "relevant:" in out
+            else []
+        )
+
+    assert shown("a complaint") == ["- Refund: Both words.", "- Complaints: How we answer them."]
+    assert shown("complaints") == shown("a complaint")
+    assert shown("the refund entry") == ["- Policy: One a day.", "- Refund: Both words."]
+    assert shown("handled") == []
+    # "refund" and "refunds" are one word: Both scores 2 (refund, complaint), Policy 1.
+    assert shown("refund refunds complaint") == [
+        "- Refund: Both words.",
+        "- Complaints: How we answer them.",
+        "- Policy: One a day.",
+    ]
+
+
 def test_bm25_ranks_by_the_whole_note_in_any_form_of_its_words(
     make_workspace: WorkspaceMaker, hippo: HippoRunner
 ):

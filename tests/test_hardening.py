@@ -579,6 +579,10 @@ def test_no_hook_payload_makes_a_hook_raise_or_write_outside_its_places(
 re_python_error = __import__("re").compile(r"hook [a-z-]+: [A-Z]\w*(Error|Exception)\b")
 
 
+#: Serves until stopped, by design (tests/test_notes_watch.py drives it).
+WATCH = ("notes", "watch")
+
+
 def _leaf_commands() -> list[tuple[tuple[str, ...], list]]:
     """Every command of the CLI (path and click parameters) a fuzzer may run here: not the
     hook (its stdin has its own test) nor what reaches a pack registry."""
@@ -595,7 +599,7 @@ def _leaf_commands() -> list[tuple[tuple[str, ...], list]]:
         if hasattr(command, "list_commands"):
             for name in command.list_commands(context):
                 walk(command.get_command(context, name), (*path, name))
-        elif path[0] != "hook" and path not in {("pack", "add"), ("pack", "update")}:
+        elif path[0] != "hook" and path not in {("pack", "add"), ("pack", "update"), WATCH}:
             found.append((path, list(command.params)))
 
     walk(root, ())

@@ -226,3 +226,42 @@ def test_ingest_of_one_new_turn_imports_no_heavy_library(
     modules = imported(root, "ingest", expect="ingested 1 of 1 transcript files, 1 new turn")
     assert "hippo_core.index.store" in modules  # the turn was written
     assert_none(modules, (*HEAVY, "pluggy", "dataclasses", "copy", "hashlib"), "hippo ingest")
+
+
+def test_history_relevance_with_a_watcher_imports_no_heavy_library(
+    make_workspace: WorkspaceMaker, claude_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+    import threading
+
+    from hippo_core.notes.watch import NotesWatcher
+
+    root = make_workspace('relevance = "history"\nbudget_bytes = 20000\n')
+    made = ClaudeSession(claude_home, str(root)).prompt("the home page")
+    made.tool("Read", file_path=str(root / "notes" / "Home.md")).answer("done").write()
+    imported(root, "ingest", expect="ingested 1 of 1 transcript files")
+    imported(root, "context", expect="# Home")  # validates the settings once, as any command
+    modules = imported(root, "context", "--task", "home page", expect="# Home")
+    assert "hippo_core.index.history" in modules  # the sessions were asked
+    assert "_socket" not in modules  # no watcher: no socket either
+    assert_none(modules, (*HOT, "hippo_core.dream.model"), "hippo context under history")
+    if sys.platform != "linux":
+        return
+    monkeypatch.setenv("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="hippo-run-"))
+    index = str(root / ".hippo" / "cache" / "notes.sqlite")
+    watcher = NotesWatcher(str(root / "notes"), index, with_terms=True)
+    ready = threading.Event()
+    thread = threading.Thread(target=watcher.serve, args=(ready,), daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    try:
+        prompt = payload("UserPromptSubmit.json", root, prompt="the home page")
+        modules = imported(
+            root, "hook", "prompt", stdin=prompt, expect="<hippo-context>\nrelevant:"
+        )
+        assert "_socket" in modules and "socket" not in modules  # asked, with the C module
+        assert_none(modules, (*HOT, "hippo_core.dream.model"), "the first prompt, watched")
+    finally:
+        watcher.stop()
+        thread.join(10)
+    assert hooks_log() == ""

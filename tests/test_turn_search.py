@@ -171,7 +171,12 @@ def test_hippo_eval_context_ranks_the_notes_sessions_touched(
     found = json.loads(hippo("eval", "context", "--json", cwd=root).out)
     assert found["tasks"] == 1 and found["notes"] == 3
     rankings = found["rankings"]
-    assert list(rankings) == ["relevance = headings", "relevance = bm25", "bm25 (baseline)"]
+    assert list(rankings) == [
+        "relevance = headings",
+        "relevance = bm25",
+        "relevance = history",
+        "bm25 (baseline)",
+    ]
     # "deploy" titles the note: every ranking puts it first.
     assert all(rates == {"recall_at_5": 1.0, "mrr": 1.0} for rates in rankings.values())
     assert found["relevance"] == "headings"

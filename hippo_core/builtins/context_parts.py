@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 ENTRY, REQUIRED, SESSION, RELEVANT, LINTER = 20, 30, 40, 50, 60
-MAX_RELEVANT = 5
+MAX_RELEVANT = 5  # as hippo_core.relevance has it
 #: The plugin whose linter findings the counts can be read from the index.
 BUILTIN_LINTER = "hippo_core.builtins.lint"
 
@@ -86,16 +86,13 @@ def task_words(task: str) -> list[str]:
 
 def _relevant(workspace: Workspace, task: str) -> str:
     """Up to five notes scoring above zero, best first, as ``relevance`` ranks them."""
-    index = workspace.notes_index
-    if workspace.settings.relevance == "bm25":
-        from hippo_core.notes.terms import terms
+    from hippo_core.relevance import relevant_paths
 
-        best = index.bm25_paths(terms(task), MAX_RELEVANT)
-    else:  # the spec's rule: one point per task word in the note's title or headings
-        best = index.ranked_paths(task_words(task), MAX_RELEVANT)
+    best = relevant_paths(workspace, task, limit=MAX_RELEVANT)
     if not best:
         return ""
-    lines = [f"- {title}: {first_line}".rstrip() for title, first_line in index.shown(best)]
+    shown = workspace.notes_index.shown(best)
+    lines = [f"- {title}: {first_line}".rstrip() for title, first_line in shown]
     return "relevant:\n" + "".join(f"{line}\n" for line in lines)
 
 

@@ -206,6 +206,7 @@ def _push(workspace: Workspace, say: Callable[[str], None]) -> dict[str, object]
         return None
     from hippo_core.errors import HippoError
     from hippo_core.index import team
+    from hippo_core.index.team_history import pull
 
     try:
         url = team.configured_url(workspace)
@@ -213,8 +214,14 @@ def _push(workspace: Workspace, say: Callable[[str], None]) -> dict[str, object]
     except HippoError as exc:
         say(f"warning: {exc}")
         return {"error": str(exc)}
+    done: dict[str, object] = dict(pushed.__dict__)
+    try:
+        done["history"] = pull(workspace, url)  # the others' sessions, for relevance = history
+    except HippoError as exc:
+        say(f"warning: {exc}")
+        done["history_error"] = str(exc)
     said = pushed.line(url) if pushed.anything else ""
-    return {**pushed.__dict__, "line": said} if said else dict(pushed.__dict__)
+    return {**done, "line": said} if said else done
 
 
 def _write_derived(workspace: Workspace) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hippo_core.errors import HippoError
 
@@ -81,10 +81,28 @@ def _rate(part: int, whole: int) -> float | None:
     return round(part / whole, 3) if whole else None
 
 
-def measure_context(workspace: Workspace) -> dict[str, Any]:
+class Case(NamedTuple):
+    """A task to rank: its text, the notes its session read or edited, when the session
+    started (seconds since the epoch; None when unknown) and its id."""
+
+    task: str
+    truth: set[str]
+    started: float | None = None
+    session: str | None = None
+
+
+#: A ranking of the notes for a case's task. ``relevance = history`` may count only the
+#: sessions that started before the case's own, and never that one, so that no task is
+#: helped by its own session or a later one.
+Ranker = Callable[[Case], list[str]]
+
+
+def measure_context(workspace: Workspace, *, baseline: bool = True) -> dict[str, Any]:
     """``hippo eval context``: for each session of the workspace that read or edited notes,
     its task (declared, else its first prompt) against the notes it touched: recall@5 and
-    MRR of the relevant list, beside a plain BM25 ranking of the whole notes."""
+    MRR of the relevant list, beside a plain BM25 ranking of the whole notes (unless not
+    ``baseline``: it reads every note)."""
+    from hippo_core.index.history import epoch
     from hippo_core.index.team_turns import turn_index
     from hippo_core.sessions import session_records
 
@@ -92,7 +110,7 @@ def measure_context(workspace: Workspace) -> dict[str, Any]:
     if index is None:
         raise HippoError("no transcript index yet: run `hippo ingest` first")
     notes_root = str(workspace.notes_dir) + "/"
-    cases: list[tuple[str, set[str]]] = []
+    cases: list[Case] = []
     try:
         for record in session_records(workspace) + index.records():
             sid = str(record["id"])
@@ -105,14 +123,15 @@ def measure_context(workspace: Workspace) -> dict[str, Any]:
             }
             task = record.get("task") or index.first_prompt(sid)
             if truth and task.strip():
-                cases.append((task, truth))
+                started = record.get("started")
+                when = epoch(started) if isinstance(started, str) else None
+                cases.append(Case(task, truth, when, sid))
     finally:
         index.close()
     notes = [n for n in workspace.notes if n.path != workspace.log_note]
-    rankings = {
-        **{f"relevance = {name}": rank for name, rank in relevance_rankers(workspace).items()},
-        "bm25 (baseline)": bm25_ranker(workspace),
-    }
+    rankings = {f"relevance = {name}": rank for name, rank in relevance_rankers(workspace).items()}
+    if baseline:
+        rankings["bm25 (baseline)"] = bm25_ranker(workspace)
     rated = {name: rates(rank, cases) for name, rank in rankings.items()}
     return {
         "tasks": len(cases),
@@ -122,11 +141,11 @@ def measure_context(workspace: Workspace) -> dict[str, Any]:
     }
 
 
-def rates(rank: Callable[[str], list[str]], cases: list[tuple[str, set[str]]]) -> dict[str, Any]:
-    """recall@5 and MRR of ``rank`` over ``(task, truth)`` cases, averaged over tasks."""
+def rates(rank: Ranker, cases: list[Case]) -> dict[str, Any]:
+    """recall@5 and MRR of ``rank`` over the cases, averaged over tasks."""
     recall = mrr = 0.0
-    for task, truth in cases:
-        top = rank(task)
+    for case in cases:
+        top, truth = rank(case), case.truth
         recall += len(truth & set(top)) / len(truth)
         mrr += next((1 / (i + 1) for i, path in enumerate(top) if path in truth), 0.0)
     if not cases:
@@ -134,21 +153,30 @@ def rates(rank: Callable[[str], list[str]], cases: list[tuple[str, set[str]]]) -
     return {"recall_at_5": round(recall / len(cases), 3), "mrr": round(mrr / len(cases), 3)}
 
 
-def relevance_rankers(workspace: Workspace) -> dict[str, Callable[[str], list[str]]]:
+def relevance_rankers(workspace: Workspace) -> dict[str, Ranker]:
     """The context block's ranking for each ``relevance`` setting, as ``hippo context
     --task`` ranks with it: ``headings`` (the spec's rule, the five notes with most task
-    words in their title and headings) and ``bm25`` (terms of the whole note)."""
-    from hippo_core.builtins.context_parts import MAX_RELEVANT, task_words
-    from hippo_core.notes.terms import terms
+    words in their title and headings), ``bm25`` (terms of the whole note) and ``history``
+    (bm25 with the notes past sessions opened: only the sessions that started before the
+    task's own, their recency reckoned from its start; none when its start is unknown)."""
+    from hippo_core.relevance import SETTINGS, relevant_paths
 
-    index = workspace.terms_index
-    return {
-        "headings": lambda task: workspace.notes_index.ranked_paths(task_words(task), MAX_RELEVANT),
-        "bm25": lambda task: index.bm25_paths(terms(task), MAX_RELEVANT),
-    }
+    def ranker(setting: str) -> Ranker:
+        if setting != "history":
+            return lambda case: relevant_paths(workspace, case.task, setting)
+        return lambda case: relevant_paths(
+            workspace,
+            case.task,
+            setting,
+            before=case.started or 0.0,
+            now=case.started,
+            besides=case.session,
+        )
+
+    return {setting: ranker(setting) for setting in SETTINGS}
 
 
-def bm25_ranker(workspace: Workspace) -> Callable[[str], list[str]]:
+def bm25_ranker(workspace: Workspace) -> Ranker:
     """A plain BM25 (k1 1.2, b 0.75) over each note's whole text, words as the block reads
     them; the baseline the block's ranking is measured beside."""
     import math
@@ -170,9 +198,9 @@ def bm25_ranker(workspace: Workspace) -> Callable[[str], list[str]]:
     lengths = {path: sum(bag.values()) for path, bag in bags.items()}
     mean = max(sum(lengths.values()) / max(len(bags), 1), 1)
 
-    def rank(task: str) -> list[str]:
+    def rank(case: Case) -> list[str]:
         scores: dict[str, float] = {}
-        for word in dict.fromkeys(words(task)):
+        for word in dict.fromkeys(words(case.task)):
             if not frequency[word]:
                 continue
             idf = math.log(1 + (len(bags) - frequency[word] + 0.5) / (frequency[word] + 0.5))

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 #: Bumped whenever a table changes; an index of another version is rebuilt by ``ingest``.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 LOCK_WAIT_SECONDS = 120.0
 #: How long a statement waits for another program's write lock on the index.
 BUSY_SECONDS = 30.0

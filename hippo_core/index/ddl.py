@@ -8,6 +8,11 @@ when it is stale. Creating the index from these keeps SQLAlchemy's import (about
 
 STATEMENTS = (
     "CREATE TABLE files (\n\tpath TEXT NOT NULL, \n\ttool VARCHAR NOT NULL, \n\tsize INTEGER NOT NULL, \n\tmtime_ns INTEGER NOT NULL, \n\tinode INTEGER NOT NULL, \n\thead VARCHAR NOT NULL, \n\tcommitted INTEGER NOT NULL, \n\tresume_offset INTEGER NOT NULL, \n\tresume_state TEXT NOT NULL, \n\tcorrupt INTEGER NOT NULL, \n\tPRIMARY KEY (path)\n)",
+    "CREATE TABLE history (\n\tid INTEGER NOT NULL, \n\tsession VARCHAR NOT NULL, \n\tstarted FLOAT, \n\tlength INTEGER NOT NULL, \n\tteam INTEGER NOT NULL, \n\tversion VARCHAR, \n\tPRIMARY KEY (id), \n\tUNIQUE (session)\n)",
+    "CREATE TABLE history_notes (\n\tpath TEXT NOT NULL, \n\tid INTEGER NOT NULL, \n\tPRIMARY KEY (path, id)\n)\n WITHOUT ROWID",
+    "CREATE INDEX history_notes_id ON history_notes (id)",
+    "CREATE TABLE history_terms (\n\tterm VARCHAR NOT NULL, \n\tid INTEGER NOT NULL, \n\ttf INTEGER NOT NULL, \n\tlength INTEGER NOT NULL, \n\tstarted FLOAT, \n\tteam INTEGER NOT NULL, \n\tPRIMARY KEY (term, id)\n)\n WITHOUT ROWID",
+    "CREATE INDEX history_terms_id ON history_terms (id)",
     'CREATE TABLE meta (\n\t"key" VARCHAR NOT NULL, \n\tvalue TEXT NOT NULL, \n\tPRIMARY KEY ("key")\n)',
     "CREATE TABLE sessions (\n\tid VARCHAR NOT NULL, \n\ttool VARCHAR NOT NULL, \n\tnative_id TEXT NOT NULL, \n\tparent VARCHAR, \n\tcwd TEXT, \n\tbranch TEXT, \n\tstarted VARCHAR, \n\tended VARCHAR, \n\ttitle TEXT, \n\thandoff TEXT, \n\tprivate INTEGER NOT NULL, \n\tchanged INTEGER NOT NULL, \n\tPRIMARY KEY (id)\n)",
     "CREATE INDEX sessions_changed ON sessions (changed)",

@@ -144,6 +144,10 @@ class Ingest:
                     conn.execute("COMMIT")
                     conn.execute("BEGIN")
                     pending = 0
+            if "writer" in self.__dict__:  # something was written: its sessions' history
+                from hippo_core.index.history import refresh
+
+                refresh(conn, self.writer.generation)
             if self.summary.read or self.summary.rebuilt:
                 db.bump_generation(conn)
             conn.execute("COMMIT")

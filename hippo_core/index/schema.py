@@ -10,10 +10,12 @@ from pathlib import Path
 
 from sqlalchemy import (
     Column,
+    Float,
     ForeignKey,
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     String,
     Table,
     Text,
@@ -98,6 +100,49 @@ touched = Table(
     Column("path", Text, nullable=False),
     Index("touched_turn", "turn"),
     Index("touched_path", "path"),
+)
+
+#: What ``relevance = "history"`` ranks by, kept by every ingest for the sessions it changed
+#: (:mod:`hippo_core.index.history`): each session that read or edited a Markdown file, with
+#: when it started (seconds since the epoch) and how many terms its prompts have; ``team``
+#: for another machine's session pulled from the team index, with what it was pulled as
+#: (``version``: its turns, last turn and files there) ...
+history = Table(
+    "history",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("session", String, nullable=False, unique=True),
+    Column("started", Float),
+    Column("length", Integer, nullable=False),
+    Column("team", Integer, nullable=False, default=0),
+    Column("version", String),
+)
+
+#: ... the stemmed terms of its prompts, each with its count (and the session's length,
+#: start and team flag again, so that ranking reads this table alone) ...
+history_terms = Table(
+    "history_terms",
+    metadata,
+    Column("term", String, nullable=False),
+    Column("id", Integer, nullable=False),
+    Column("tf", Integer, nullable=False),
+    Column("length", Integer, nullable=False),
+    Column("started", Float),
+    Column("team", Integer, nullable=False, default=0),
+    PrimaryKeyConstraint("term", "id"),
+    Index("history_terms_id", "id"),
+    sqlite_with_rowid=False,
+)
+
+#: ... and the Markdown files it read or edited, absolute.
+history_notes = Table(
+    "history_notes",
+    metadata,
+    Column("path", Text, nullable=False),
+    Column("id", Integer, nullable=False),
+    PrimaryKeyConstraint("path", "id"),
+    Index("history_notes_id", "id"),
+    sqlite_with_rowid=False,
 )
 
 #: Full-text search over the turns (rowid = turns.id). SQLAlchemy has no FTS5 construct.

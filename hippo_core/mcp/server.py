@@ -68,10 +68,12 @@ def serve(start: str) -> int:
     require_sdk()
     import anyio
 
+    from hippo_core.notes.watch import keep_fresh
     from hippo_core.plugins import load_plugins
 
     tools = load_plugins().tools()
     _one_line_logs()
+    watching = keep_fresh(start)  # the hooks skip their scan of the notes while it serves
     try:
         anyio.run(_serve, tools, start)
     except Exception as exc:
@@ -82,6 +84,9 @@ def serve(start: str) -> int:
         line = " ".join(f"{type(exc).__name__}: {exc}".split())
         sys.stderr.write(f"hippo mcp: stopped: {Outcome(line).text}\n")
         return 1
+    finally:
+        if watching is not None:
+            watching()
     return 0
 
 

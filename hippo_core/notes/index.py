@@ -32,6 +32,7 @@ import time
 from hippo_core.locate import utf8_name
 from hippo_core.notes.links import resolve
 from hippo_core.notes.terms import note_terms
+from hippo_core.notes.text import singular
 from hippo_core.version import __version__
 
 TYPE_CHECKING = False
@@ -42,8 +43,9 @@ if TYPE_CHECKING:
     from hippo_core.notes.note import Note
 
 #: Bumped when the tables or what reading a note yields change, its terms' stems and common
-#: words (terms.py) among it: an older index is rebuilt, never ranked by stale stems.
-FORMAT = "5"
+#: words (terms.py) and the headings rule's plural folding among it: an older index is
+#: rebuilt, never ranked by stale stems.
+FORMAT = "6"
 RACY_NS = 2_000_000_000
 #: The conventional status of a note that is no longer true (the concepts' "superseded").
 SUPERSEDED = "superseded"
@@ -52,13 +54,15 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # A folder's listing: (subfolders, {note file name: (size, mtime_ns, inode) or None}).
     "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime_ns INTEGER, listing BLOB)",
+    # ranked: 0 for a superseded note, which is never one of the relevant notes.
     "CREATE TABLE IF NOT EXISTS notes (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
     "title TEXT NOT NULL, first_line TEXT NOT NULL, review_after INTEGER, "
-    "length INTEGER NOT NULL, data BLOB NOT NULL)",
+    "length INTEGER NOT NULL, ranked INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS notes_by_name ON notes (name)",
     "CREATE INDEX IF NOT EXISTS notes_by_length ON notes (length)",
     "CREATE INDEX IF NOT EXISTS notes_by_review ON notes (review_after)",
-    # A note's title and heading words, with its date: ranking reads this table alone.
+    # A note's title and heading words (each as its singular), with its date: ranking reads
+    # this table alone.
     "CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, updated INTEGER NOT NULL, "
     "PRIMARY KEY (word, path)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS words_by_path ON words (path)",
@@ -86,10 +90,13 @@ Listing = tuple[list[str], dict[str, Stamp | None]]
 class NotesIndex:
     """The index of one ``notes_dir``, refreshed when opened (:func:`open_index`)."""
 
-    def __init__(self, conn: sqlite3.Connection, notes_dir: str, with_terms: bool) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, notes_dir: str, with_terms: bool, in_memory: bool = False
+    ) -> None:
         self.conn = conn
         self.notes_dir = notes_dir
         self.with_terms = with_terms
+        self.in_memory = in_memory
         self._frequency: dict[str, int] | None = None
 
     def refresh(self) -> None:
@@ -119,8 +126,9 @@ class NotesIndex:
         return [found[path] for path in paths]
 
     def ranked_paths(self, words: list[str], limit: int) -> list[str]:
-        """The ``limit`` notes with most of ``words`` in their title and headings, best
-        first: ties to the most recently updated (undated last), then the path."""
+        """The ``limit`` notes with most of ``words`` (each as its
+        :func:`~hippo_core.notes.text.singular`) in their title and headings, best first:
+        ties to the most recently updated (undated last), then the path."""
         if not words:
             return []
         marks = ",".join("?" * len(words))
@@ -135,13 +143,20 @@ class NotesIndex:
         :func:`~hippo_core.notes.terms.terms` gives them) over title, headings, body and file
         name, best first: ties to the body's own score, then the most recently updated, then
         the path. An index opened without terms ranks nothing."""
+        return [path for path, _score in self.bm25_scored(terms, limit)]
+
+    def bm25_scored(
+        self, terms: list[str], limit: int, *, among: list[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """:meth:`bm25_paths` with each note's score; with ``among``, the scores of those
+        notes instead (the ones that have a term of ``terms``, best first)."""
         terms = list(dict.fromkeys(terms))
-        if not terms or not self.with_terms:
+        if not terms or not self.with_terms or (among is not None and not among):
             return []
         names = {f"t{i}": term for i, term in enumerate(terms)}
-        among = f"term IN ({', '.join(':' + name for name in names)})"
+        having = f"term IN ({', '.join(':' + name for name in names)})"
         found = self.conn.execute(
-            f"SELECT term, count(*) FROM terms WHERE {among} GROUP BY term", names
+            f"SELECT term, count(*) FROM terms WHERE {having} GROUP BY term", names
         ).fetchall()
         if not found:
             return []
@@ -163,26 +178,43 @@ class NotesIndex:
             norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
             return f"round(sum({idf} * {column} / ({column} + {norm})), 9)"
 
-        # The best by score alone first: one pass over the terms' rows, which is the cost.
-        top = self.conn.execute(
-            f"SELECT path, {score('tf')} AS score FROM terms WHERE {among} GROUP BY path "
-            "ORDER BY score DESC LIMIT :limit",
-            {**values, "limit": limit + 1},
-        ).fetchall()
-        if len(top) > limit and top[limit][1] == top[limit - 1][1]:
-            # A tie across the cut: every note with the last place's score is in the running.
-            where, values["floor"] = f"{among} GROUP BY path HAVING score >= :floor", top[-1][1]
+        if among is not None:
+            values.update((f"p{i}", path) for i, path in enumerate(among))
+            paths = ", ".join(f":p{i}" for i in range(len(among)))
+            where, limit = f"{having} AND path IN ({paths}) GROUP BY path", len(among)
         else:
-            values.update((f"p{i}", row[0]) for i, row in enumerate(top))
-            paths = ", ".join(f":p{i}" for i in range(len(top)))
-            where = f"{among} AND path IN ({paths}) GROUP BY path"
+            # The best by score alone first: one pass over the terms' rows, which is the cost.
+            top = self.conn.execute(
+                f"SELECT path, {score('tf')} AS score FROM terms WHERE {having} "
+                "GROUP BY path ORDER BY score DESC LIMIT :limit",
+                {**values, "limit": limit + 1},
+            ).fetchall()
+            if len(top) > limit and top[limit][1] == top[limit - 1][1]:
+                # A tie across the cut: every note with the last place's score is in the running.
+                where = f"{having} GROUP BY path HAVING score >= :floor"
+                values["floor"] = top[-1][1]
+            else:
+                values.update((f"p{i}", row[0]) for i, row in enumerate(top))
+                paths = ", ".join(f":p{i}" for i in range(len(top)))
+                where = f"{having} AND path IN ({paths}) GROUP BY path"
         rows = self.conn.execute(
             f"SELECT path, {score('tf')} AS score, {score('body')}, max(updated) FROM terms "
             f"WHERE {where}",
             values,
         ).fetchall()
         rows.sort(key=lambda row: (-row[1], -row[2], -row[3], row[0]))
-        return [row[0] for row in rows[:limit]]
+        return [(row[0], row[1]) for row in rows[:limit]]
+
+    def ranked(self, paths: list[str]) -> list[str]:
+        """Those of ``paths`` that are notes the block may name (not superseded), in order."""
+        if not paths:
+            return []
+        marks = ",".join("?" * len(paths))
+        rows = self.conn.execute(
+            f"SELECT path FROM notes WHERE ranked AND path IN ({marks})", paths
+        )
+        found = {row[0] for row in rows}
+        return [path for path in paths if path in found]
 
     def telling(self, path: str, limit: int) -> list[str]:
         """The ``limit`` terms that best tell the body of the note at ``path`` from the
@@ -209,6 +241,11 @@ class NotesIndex:
         rows = self.conn.execute("SELECT key, value FROM meta WHERE key IN ('notes', 'length')")
         sizes = dict(rows.fetchall())
         return int(sizes.get("notes", 0)), int(sizes.get("length", 0))
+
+    def folders(self) -> list[str]:
+        """The folders the index holds, relative to the notes folder: ``""`` (the folder
+        itself), then ``a/``, ``a/b/`` ... in order."""
+        return [row[0] for row in self.conn.execute("SELECT path FROM folders ORDER BY path")]
 
     def overdue(self, today: int) -> int:
         """How many notes have a ``review_after`` before ``today`` (a date's ordinal)."""
@@ -279,8 +316,8 @@ class NotesIndex:
         # linted and linked, but never ranked as relevant, so its old words leave the block.
         ranked = (meta.status or "").strip().lower() != SUPERSEDED
         self.conn.execute(
-            "INSERT INTO notes (path, name, title, first_line, review_after, length, data) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO notes (path, name, title, first_line, review_after, length, ranked, "
+            "data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 note.path,
                 note.path.rsplit("/", 1)[-1],
@@ -288,12 +325,13 @@ class NotesIndex:
                 note.first_line,
                 meta.review_after.toordinal() if meta.review_after else None,
                 counts.length if counts else 0,
+                int(ranked),
                 marshal.dumps(note.to_json()),
             ),
         )
         self.conn.executemany(
             "INSERT INTO words (word, path, updated) VALUES (?, ?, ?)",
-            [(word, note.path, updated) for word in sorted(note.vocabulary) if ranked],
+            [(key, note.path, updated) for key in _keys(note.vocabulary) if ranked],
         )
         if counts and ranked:
             self.conn.executemany(
@@ -490,6 +528,11 @@ def _opened(where: str) -> Iterator[tuple[str, int | None]]:
 _DIR_FD = os.lstat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
+def _keys(vocabulary: frozenset[str]) -> list[str]:
+    """A note's title and heading words as the headings rule matches them, each key once."""
+    return sorted({singular(word) for word in vocabulary})
+
+
 def _affected_targets(paths: list[str]) -> set[str]:
     """The link targets whose resolution a note at one of ``paths`` coming or going changes."""
     targets = set()
@@ -507,30 +550,49 @@ def open_index(
     (``path`` None: in memory). ``with_terms``: keep what :meth:`NotesIndex.bm25_paths`
     ranks by."""
     root = os.fspath(notes_dir)
-    wanted = {
-        "format": FORMAT,
-        "hippo": __version__,
-        "notes_dir": root,
-        "terms": "kept" if with_terms else "not kept",
-    }
+    wanted = _wanted(root, with_terms)
     if path is not None:
         index = _on_disk(os.fspath(path), root, wanted, with_terms)
         if index is not None:
             return index
     memory = sqlite3.connect(":memory:", isolation_level=None)
-    index = NotesIndex(_prepare(memory, wanted), root, with_terms)
+    index = NotesIndex(_prepare(memory, wanted), root, with_terms, in_memory=True)
     index.refresh()
     return index
+
+
+def _wanted(notes_dir: str, with_terms: bool) -> dict[str, str]:
+    """What an index of ``notes_dir`` is made as: this format and version of hippo, the
+    folder, and whether it keeps terms."""
+    return {
+        "format": FORMAT,
+        "hippo": __version__,
+        "notes_dir": notes_dir,
+        "terms": "kept" if with_terms else "not kept",
+    }
+
+
+def same_index(index: NotesIndex, with_terms: bool) -> bool:
+    """Whether ``index``'s file is still made as it was opened, keeping terms as asked:
+    another process (another version of hippo) may have rebuilt it since."""
+    try:
+        found = _identity(index.conn)
+    except sqlite3.Error:
+        return False
+    return index.with_terms == with_terms and found == _wanted(index.notes_dir, with_terms)
 
 
 def _on_disk(
     path: str, notes_dir: str, wanted: dict[str, str], with_terms: bool
 ) -> NotesIndex | None:
     """The index kept at ``path``, refreshed; None where it cannot be kept there."""
+    from hippo_core.notes.watched import watched_fresh
+
     for attempt in range(2):
         try:
             index = NotesIndex(_connect(path, wanted), notes_dir, with_terms)
-            index.refresh()
+            if attempt or not watched_fresh(path, notes_dir, with_terms):
+                index.refresh()  # no watcher said it is fresh: look at every note
             return index
         except OSError:
             break  # the cache folder cannot be made: a read-only workspace

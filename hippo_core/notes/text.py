@@ -82,3 +82,24 @@ def words(text: str) -> list[str]:
     """The words of ``text`` of three or more letters or digits, in lower case, in order:
     what a task is matched by against a note's title and headings."""
     return [word.lower() for word in _WORD.findall(text)]
+
+
+def singular(word: str) -> str:
+    """A lower-case word without an English plural ending, as the headings rule matches
+    words: ``complaints`` is ``complaint``, ``entries`` is ``entry``. A word and its plural
+    give the same key, so that a task's ``complaint`` finds a heading ``Complaints`` and the
+    other way round; nothing else is folded (``handled`` stays ``handled``). The key is not
+    always a word (``caches`` and ``cache`` are both ``cach``): all a match needs is that
+    both forms give it.
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    # An "es" plural (boxes, matches, classes) drops its e, and so does the singular it
+    # meets (cache, release), so both forms end alike.
+    if word.endswith(("se", "xe", "ze", "che", "she")) and len(word) > 3:
+        word = word[:-1]
+    return word

@@ -1,0 +1,273 @@
+"""The sessions' history as ``relevance = "history"`` reads it: what each past session asked
+and which Markdown files it opened.
+
+Every ingest keeps three small tables of the transcript index up to date for the sessions it
+changed (:func:`refresh`): ``history`` (a session that read or edited a Markdown file, when it
+started, how many terms its prompts have), ``history_terms`` (those terms, stemmed as the
+notes' are, with their counts) and ``history_notes`` (the files, absolute); and, in ``meta``,
+how many such sessions there are and their terms in all. A private session, or one of
+hippo's own model calls, has no turns in the index and so no rows here.
+
+The context block asks them once per task (:func:`past_sessions`): BM25 over the sessions'
+prompts, best first, each with the notes it opened below the workspace's notes folder. That
+is a few queries over the task's terms' rows and the best sessions' files, with no scan of
+the turns or of every session, so the first prompt's hook can afford it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sqlite3
+from collections import Counter
+
+from hippo_core.notes.terms import terms
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+#: How much of a session's prompts is read for its terms: a pasted log or file must not
+#: drown what the session was asked (nor the index).
+MAX_PROMPT_CHARS = 16_000
+#: BM25's saturation and length normalisation over the sessions' prompts (the textbook
+#: values: a long session is long because it asked more, unlike a long note).
+K1, B = 1.2, 0.75
+#: Sessions per chunk of ``IN (...)`` at ingest.
+CHUNK = 500
+#: How long a reader waits for an ingest's write lock (readers of a WAL index rarely wait).
+BUSY_SECONDS = 1.0
+#: How many of the best-matching sessions are looked at a time.
+PAGE = 100
+#: Where ``meta`` keeps how many sessions the history holds, and their terms in all: this
+#: machine's, and the team's pulled (:mod:`hippo_core.index.team_history`).
+SESSIONS_KEY, LENGTH_KEY = "history_sessions", "history_length"
+TEAM_SESSIONS_KEY, TEAM_LENGTH_KEY = "history_team_sessions", "history_team_length"
+
+
+# -- kept at ingest --------------------------------------------------------------------------
+
+
+def refresh(conn: sqlite3.Connection, generation: int) -> None:
+    """Make the history rows of every session this ingest changed (those marked with
+    ``generation``) again from its turns, inside the ingest's transaction."""
+    query = "SELECT id FROM sessions WHERE changed = ?"
+    changed = [row[0] for row in conn.execute(query, (generation,))]
+    for chunk in _chunks(changed):
+        forget(conn, chunk)
+        marks = ", ".join("?" * len(chunk))
+        files: dict[str, list[str]] = {}
+        for sid, path in conn.execute(
+            "SELECT DISTINCT t.session, x.path FROM touched x JOIN turns t ON t.id = x.turn "
+            f"WHERE t.session IN ({marks}) AND x.kind IN ('r', 'e') AND x.path LIKE '%.md'",
+            chunk,
+        ):
+            files.setdefault(sid, []).append(path)
+        if not files:
+            continue
+        wanted = list(files)
+        marks = ", ".join("?" * len(wanted))
+        prompts: dict[str, list[str]] = {}
+        for sid, prompt in conn.execute(
+            f"SELECT session, prompt FROM turns WHERE session IN ({marks}) "
+            "ORDER BY session, ordinal",
+            wanted,
+        ):
+            prompts.setdefault(sid, []).append(prompt)
+        query = f"SELECT id, started FROM sessions WHERE id IN ({marks})"
+        started = dict(conn.execute(query, wanted).fetchall())
+        for sid, paths in files.items():
+            store(conn, sid, prompts.get(sid, []), paths, epoch(started.get(sid)))
+    if changed:
+        count_sizes(conn)
+
+
+def forget(conn: sqlite3.Connection, sessions: list[str]) -> None:
+    """Delete the history rows of ``sessions`` (at most :data:`CHUNK` of them)."""
+    marks = ", ".join("?" * len(sessions))
+    old = f"SELECT id FROM history WHERE session IN ({marks})"
+    for table in ("history_terms", "history_notes"):
+        conn.execute(f"DELETE FROM {table} WHERE id IN ({old})", sessions)
+    conn.execute(f"DELETE FROM history WHERE session IN ({marks})", sessions)
+
+
+def store(
+    conn: sqlite3.Connection,
+    session: str,
+    prompts: list[str],
+    paths: list[str],
+    started: float | None,
+    version: str | None = None,
+) -> None:
+    """The rows of one session: its prompts' terms and the Markdown files it opened
+    (absolute); with ``version``, a team session pulled as that (:mod:`.team_history`)."""
+    counts = Counter(terms("\n".join(prompts)[:MAX_PROMPT_CHARS]))
+    length, team = sum(counts.values()), int(version is not None)
+    row = conn.execute(
+        "INSERT INTO history (session, started, length, team, version) "
+        "VALUES (?, ?, ?, ?, ?) RETURNING id",
+        (session, started, length, team, version),
+    ).fetchone()[0]
+    conn.executemany(
+        "INSERT INTO history_terms (term, id, tf, length, started, team) VALUES (?, ?, ?, ?, ?, ?)",
+        [(term, row, tf, length, started, team) for term, tf in counts.items()],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO history_notes (path, id) VALUES (?, ?)",
+        [(path, row) for path in paths],
+    )
+
+
+def count_sizes(conn: sqlite3.Connection) -> None:
+    """Keep in ``meta`` how many sessions the history holds and their terms in all, this
+    machine's and the team's apart (ranking reads them instead of counting every row)."""
+    for team, keys in ((0, (SESSIONS_KEY, LENGTH_KEY)), (1, (TEAM_SESSIONS_KEY, TEAM_LENGTH_KEY))):
+        query = "SELECT count(*), total(length) FROM history WHERE team = ?"
+        count, length = conn.execute(query, (team,)).fetchone()
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [(keys[0], str(count)), (keys[1], str(int(length)))],
+        )
+
+
+def epoch(stamp: str | None) -> float | None:
+    """An ISO 8601 time as seconds since the epoch (UTC when it names no zone); None when
+    it is no time."""
+    from datetime import UTC, datetime
+
+    if not stamp:
+        return None
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def _chunks(items: list[str]) -> Iterable[list[str]]:
+    for start in range(0, len(items), CHUNK):
+        yield items[start : start + CHUNK]
+
+
+# -- read for the context block --------------------------------------------------------------
+
+
+def open_history(index: str) -> sqlite3.Connection | None:
+    """The transcript index at ``index``, to read; None when there is none (no ingest yet)."""
+    if not os.path.isfile(index):
+        return None  # connecting would make an empty file
+    try:
+        conn = sqlite3.connect(index, timeout=BUSY_SECONDS, isolation_level=None)
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error:
+        return None
+    return conn
+
+
+def past_sessions(
+    conn: sqlite3.Connection,
+    roots: list[str],
+    task_terms: list[str],
+    limit: int,
+    current: Callable[[list[str]], list[str]],
+    before: float | None = None,
+    besides: str | None = None,
+    team: bool = False,
+) -> list[tuple[float, float | None, list[str]]]:
+    """The ``limit`` sessions whose prompts BM25 ranks best for ``task_terms``, best first
+    (ties to the later), as ``(score, started, notes)``: ``notes`` are the files it read or
+    edited below one of ``roots`` (each ending in ``/``), relative to it, that ``current``
+    keeps (it is given many paths at once and returns those that are notes now); a session
+    left with none is passed over. The team's sessions pulled from the team index count
+    only with ``team``. With ``before`` (seconds since the epoch) only sessions that started
+    before it count, and never the session ``besides``: for measuring, so that no task sees
+    its own.
+
+    How rare a term is, and how long prompts are, is counted over every session of the
+    history (that started before ``before``), whatever part of it asks: a search's
+    statistics are its collection's, and a part's would cost a pass over all its rows."""
+    task_terms = list(dict.fromkeys(task_terms))
+    if not task_terms or not roots or limit <= 0:
+        return []
+    names = {f"t{i}": term for i, term in enumerate(task_terms)}
+    among = f"term IN ({', '.join(':' + name for name in names)})"
+    values: dict[str, object] = dict(names)
+    mine = "" if team else " AND NOT team"
+    among += mine
+    if before is not None:
+        among += " AND started < :before"
+        values["before"] = before
+        count, length = conn.execute(
+            f"SELECT count(*), total(length) FROM history WHERE started < ?{mine}", (before,)
+        ).fetchone()
+    else:
+        keys = (SESSIONS_KEY, LENGTH_KEY, TEAM_SESSIONS_KEY, TEAM_LENGTH_KEY)
+        rows = conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?, ?, ?)", keys)
+        sizes = {key: int(value) for key, value in rows.fetchall()}
+        count, length = sizes.get(SESSIONS_KEY, 0), sizes.get(LENGTH_KEY, 0)
+        if team:
+            count += sizes.get(TEAM_SESSIONS_KEY, 0)
+            length += sizes.get(TEAM_LENGTH_KEY, 0)
+    if besides is not None:
+        among += " AND id NOT IN (SELECT id FROM history WHERE session = :besides)"
+        values["besides"] = besides
+    found = conn.execute(
+        f"SELECT term, count(*) FROM history_terms WHERE {among} GROUP BY term", values
+    ).fetchall()
+    if not found or not count:
+        return []
+    cases = []
+    for i, (term, df) in enumerate(found):
+        values[f"w{i}"], values[f"i{i}"] = term, math.log(1 + (count - df + 0.5) / (df + 0.5))
+        cases.append(f"WHEN :w{i} THEN :i{i}")
+    values["mean"] = max(length / count, 1.0)
+    norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
+    score = f"round(sum(CASE term {' '.join(cases)} END * tf / (tf + {norm})), 9)"
+    ranked = (
+        f"SELECT id, {score} AS score, max(started) AS at FROM history_terms WHERE {among} "
+        "GROUP BY id ORDER BY score DESC, at DESC, id DESC LIMIT :page OFFSET :skip"
+    )
+    below, ranges = _ranges(roots)
+    taken: list[tuple[float, float | None, list[str]]] = []
+    page = max(PAGE, 4 * limit)
+    for skip in range(0, count, page):
+        # A page of the best at a time (a bounded sort), the files of its sessions at once.
+        best = conn.execute(ranked, {**values, "page": page, "skip": skip}).fetchall()
+        if not best:
+            break
+        marks = ", ".join(f":s{i}" for i in range(len(best)))
+        opened: dict[int, list[str]] = {}
+        for row, path in conn.execute(
+            f"SELECT id, path FROM history_notes WHERE id IN ({marks}) AND ({below}) "
+            "ORDER BY id, path",
+            {**ranges, **{f"s{i}": row[0] for i, row in enumerate(best)}},
+        ):
+            opened.setdefault(row, []).append(_relative(path, roots))
+        kept = set(current(sorted({path for paths in opened.values() for path in paths})))
+        for row, match, started in best:
+            notes = [path for path in opened.get(row, ()) if path in kept]
+            if notes and match > 0:
+                taken.append((match, started, notes))
+                if len(taken) == limit:
+                    return taken
+        if len(best) < page:
+            break
+    return taken
+
+
+def _ranges(roots: list[str]) -> tuple[str, dict[str, object]]:
+    """A condition on ``path`` for files below any of ``roots`` (each ending in ``/``), as
+    ranges the primary key serves: below ``/w/notes/`` is from it up to ``/w/notes0``."""
+    values: dict[str, object] = {}
+    parts = []
+    for i, root in enumerate(roots):
+        values[f"lo{i}"], values[f"hi{i}"] = root, root[:-1] + chr(ord(root[-1]) + 1)
+        parts.append(f"(path >= :lo{i} AND path < :hi{i})")
+    return " OR ".join(parts), values
+
+
+def _relative(path: str, roots: list[str]) -> str:
+    root = next(root for root in roots if path.startswith(root))
+    return path[len(root) :]

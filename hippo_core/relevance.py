@@ -1,0 +1,165 @@
+"""Which notes the context block names for a task: the ``relevance`` setting.
+
+- ``headings``, the specification's rule and the default: a point for each task word found
+  among the words of a note's title and headings (a word and its plural are one word).
+- ``bm25``: BM25 over the whole note, stemmed (:meth:`NotesIndex.bm25_scored`).
+- ``history``: ``bm25``, fused with what past sessions of the workspace opened. The sessions
+  whose prompts best match the task (BM25 over their prompts, :mod:`hippo_core.index.history`)
+  each give the notes they read or edited their score, a little more when they are recent,
+  shared among the notes they opened. Each list's scores are divided by its best, and a
+  note's place is its BM25 share plus :data:`HISTORY_WEIGHT` times its history share.
+
+Fusing normalised scores, rather than the ranks as reciprocal rank fusion does, keeps how
+sure each list is: a note far ahead in BM25 stays ahead unless history is as sure of
+another. The parameters were chosen on the public retrieval sets replayed in date order
+(``../shared/evals/retrieval/history.py``, held-in data), in the middle of a range where
+recall@5 moved by less than 0.01, and are fixed: docs/concepts.md gives the figures.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
+#: The values of the ``relevance`` setting, the default first.
+SETTINGS = ("headings", "bm25", "history")
+MAX_RELEVANT = 5
+#: How much the history list counts beside BM25, each divided by its best score.
+HISTORY_WEIGHT = 0.5
+#: How many of the best-matching past sessions give their notes.
+SESSIONS = 20
+#: A session's weight is its match times 1 + RECENT_BOOST * 2 ** (-age / HALF_LIFE): one of
+#: today counts 1.5 times one of long ago, one of three months ago 1.25 times.
+RECENT_BOOST, HALF_LIFE_DAYS = 0.5, 90.0
+DAY = 86_400.0
+#: recall@5 of each setting on the public retrieval sets replayed in date order
+#: (``../shared/evals/retrieval/history.py``: 466 held-in tasks, pooled), with the
+#: parameters above; what ``hippo init`` chooses by.
+PUBLIC_RECALL = {"headings": 0.400, "bm25": 0.779, "history": 0.822}
+#: How many tasks a workspace's own ``hippo eval context`` needs before its figures count.
+MIN_TASKS = 20
+#: A gain in recall@5 over the workspace's setting that makes ``hippo doctor`` suggest another.
+SUGGEST_GAIN = 0.05
+
+
+def relevant_paths(
+    workspace: Workspace,
+    task: str,
+    relevance: str | None = None,
+    *,
+    limit: int = MAX_RELEVANT,
+    before: float | None = None,
+    now: float | None = None,
+    besides: str | None = None,
+) -> list[str]:
+    """The notes the block names for ``task``, best first, ranked by ``relevance`` (the
+    workspace's setting when None). ``before``, ``now`` (seconds since the epoch) and
+    ``besides`` are for measuring: only sessions that started before ``before`` count, and
+    never the session ``besides``; recency is reckoned from ``now`` (default: the clock)."""
+    setting = relevance or workspace.settings.relevance
+    if setting == "headings":
+        from hippo_core.notes.text import singular, words
+
+        keys = list(dict.fromkeys(singular(word) for word in words(task)))
+        return workspace.notes_index.ranked_paths(keys, limit)
+    from hippo_core.notes.terms import terms
+
+    index = workspace.notes_index if workspace.notes_index.with_terms else workspace.terms_index
+    wanted = terms(task)
+    # BM25's best ``limit`` and the history's notes hold the fused best ``limit``: any other
+    # note is behind each of BM25's, in both lists.
+    ranked = index.bm25_scored(wanted, limit)
+    if setting != "history":
+        return [path for path, _ in ranked]
+    past = history_scores(workspace, wanted, before=before, now=now, besides=besides)
+    if not past:
+        return [path for path, _ in ranked][:limit]
+    left_out = [path for path in past if path not in dict(ranked)]
+    return fuse(ranked, past, index.bm25_scored(wanted, 0, among=left_out))[:limit]
+
+
+def fuse(
+    ranked: list[tuple[str, float]], past: dict[str, float], more: list[tuple[str, float]]
+) -> list[str]:
+    """BM25's notes (``ranked``, best first, with ``more`` scored for the history's notes it
+    left out) and the history's, by share of each list's best; ties in BM25's order."""
+    bm25 = dict(ranked)
+    bm25.update(more)
+    top_bm25 = max(bm25.values(), default=0.0) or 1.0
+    top_past = max(past.values(), default=0.0) or 1.0
+    score = {path: value / top_bm25 for path, value in bm25.items()}
+    for path, value in past.items():
+        score[path] = score.get(path, 0.0) + HISTORY_WEIGHT * value / top_past
+    order = {path: i for i, (path, _) in enumerate(ranked)}
+    far = len(order)
+    return sorted(score, key=lambda path: (-round(score[path], 9), order.get(path, far), path))
+
+
+def history_scores(
+    workspace: Workspace,
+    task_terms: list[str],
+    *,
+    before: float | None = None,
+    now: float | None = None,
+    besides: str | None = None,
+) -> dict[str, float]:
+    """The notes past sessions like the task opened, each with the sum over those sessions
+    of their match (times recency, shared among the notes each opened); empty when there is
+    no index, no such session, or anything at all goes wrong reading it (the block then
+    ranks as ``bm25`` does)."""
+    import sqlite3
+
+    from hippo_core.home import home_folder
+    from hippo_core.index.history import open_history, past_sessions
+
+    if not task_terms:
+        return {}
+    conn = open_history(os.path.join(home_folder(), "index.sqlite"))
+    if conn is None:
+        return {}
+    clock = time.time() if now is None else now
+    try:
+        sessions = past_sessions(
+            conn,
+            notes_roots(workspace),
+            task_terms,
+            SESSIONS,
+            workspace.notes_index.ranked,
+            before,
+            besides,
+            team=bool(workspace.settings.index_url or os.environ.get("HIPPO_INDEX_URL")),
+        )
+    except sqlite3.Error:
+        return {}  # an index of another version, damaged, or locked: no history this time
+    finally:
+        conn.close()
+    found: dict[str, float] = {}
+    for match, started, notes in sessions:
+        age = max(clock - started, 0.0) / DAY if started is not None else float("inf")
+        weight = match * (1 + RECENT_BOOST * 2 ** (-age / HALF_LIFE_DAYS)) / len(notes)
+        for path in notes:
+            found[path] = found.get(path, 0.0) + weight
+    return found
+
+
+def notes_roots(workspace: Workspace) -> list[str]:
+    """The notes folder as past sessions may have named it, each ending in ``/``: as the
+    workspace was reached, with its links resolved, and in each git worktree of its
+    repository that the last ingest found (``.hippo/cache/derived.json``)."""
+    from hippo_core import jsontext
+
+    folders = [workspace.folder, os.path.realpath(workspace.folder)]
+    try:
+        with open(workspace.inside(".hippo", "cache", "derived.json"), "rb") as handle:
+            payload = jsontext.loads(handle.read()).get("payload") or {}
+        more = payload.get("folders")
+        folders += [f for f in more if isinstance(f, str)] if isinstance(more, list) else []
+    except (OSError, ValueError, AttributeError):
+        pass  # no ingest here yet: the workspace's own folder
+    notes = workspace.settings.notes_dir
+    roots = [os.path.join(os.path.normpath(os.path.join(f, notes)), "") for f in folders]
+    return list(dict.fromkeys(roots))
