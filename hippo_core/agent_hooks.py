@@ -19,7 +19,7 @@ import contextlib
 import os
 import time
 
-from hippo_core import jsontext
+from hippo_core import handover, jsontext
 from hippo_core.locate import HIPPO_DIR, find_root
 from hippo_core.session_ids import DECLARED, session_id
 
@@ -37,6 +37,10 @@ DUPLICATE_SECONDS = 30.0
 #: Starts after which the agent's context no longer holds what session-start printed, so
 #: it prints again; any other start of a session it printed for (a resume) prints nothing.
 FRESH_STARTS = ("compact", "clear")
+#: Agents whose resumed history drops what a start printed: Gemini CLI rebuilds a resumed
+#: session's history without every user message that begins with a hook's context (in
+#: ``gemini -p`` that is the first prompt, SessionStart's block folded into it).
+FRESH_RESUMES = ("gemini",)
 #: hippo's hook names -> Gemini CLI's events, which its JSON output names.
 GEMINI_EVENTS = {
     "session-start": "SessionStart",
@@ -50,13 +54,18 @@ class HookProblem(Exception):
     """Something a hook cannot work with; logged, never shown to the agent."""
 
 
-def log_problem(event: str, message: str) -> None:
-    """Append one line to ``$HIPPO_HOME/hooks.log`` (best effort)."""
+def log_problem(event: str, message: str, root: str | None = None) -> None:
+    """Append one line to ``$HIPPO_HOME/hooks.log`` (best effort), ending with the workspace
+    it happened in (``root``, else the one of the current folder) when there is one: the log
+    is the machine's, and doctor shows a workspace its own lines only."""
     from hippo_core.home import home_folder
     from hippo_core.owner_only import owner_only_append
 
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    line = f"{stamp} hook {event}: {message}\n".encode("utf-8", "backslashreplace")
+    with contextlib.suppress(OSError):
+        root = root or find_root(os.getcwd())
+    where = f" (workspace {root})" if root else ""
+    line = f"{stamp} hook {event}: {message}{where}\n".encode("utf-8", "backslashreplace")
     home = home_folder()
     with contextlib.suppress(OSError):
         owner_only_append(os.path.join(home, "hooks.log"), line, home)
@@ -66,6 +75,7 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
     """Run hook ``event`` for ``tool`` on the payload text; never raises."""
     from hippo_core.errors import HippoError
 
+    root: str | None = None
     try:
         payload = _payload(stdin)
         root = _root(payload)
@@ -88,19 +98,17 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
             out.write(_handed_over(event, tool, text))
             out.flush()
     except (HookProblem, HippoError) as exc:
-        log_problem(event, str(exc))
+        log_problem(event, str(exc), root)
     except Exception as exc:  # the agent must never be blocked by hippo
-        log_problem(event, f"{type(exc).__name__}: {exc}")
+        log_problem(event, f"{type(exc).__name__}: {exc}", root)
 
 
 def _handed_over(event: str, tool: str, text: str) -> str:
     """What the agent reads: the block between hippo's markers; for Gemini CLI, inside the
     JSON its hooks must print (plain text there would be an error)."""
-    from hippo_core.handover import wrap
-
     if tool != "gemini":
-        return wrap(text)
-    output = {"hookEventName": GEMINI_EVENTS[event], "additionalContext": wrap(text)}
+        return handover.wrap(text)
+    output = {"hookEventName": GEMINI_EVENTS[event], "additionalContext": handover.wrap(text)}
     return jsontext.dumps({"hookSpecificOutput": output}, indent=None) + "\n"
 
 
@@ -121,9 +129,15 @@ def _payload(stdin: str) -> dict[str, Any]:
 
 
 def _root(payload: dict[str, Any]) -> str | None:
-    """The workspace of the session's folder, or of ``$CLAUDE_PROJECT_DIR``."""
+    """The workspace of the session's folder, or of ``$CLAUDE_PROJECT_DIR``; None for a
+    session in one of hippo's model folders (a dream's model run is no session of a
+    workspace, whatever project its environment names)."""
+    from hippo_core.model_folder import in_model_folder
+
     cwd = payload.get("cwd")
     start = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+    if in_model_folder(start):
+        return None
     root = find_root(start) if os.path.isdir(start) else None
     if root is None:
         project = os.environ.get("CLAUDE_PROJECT_DIR")
@@ -173,7 +187,8 @@ def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[s
         # Written now: the session line (a context part) reads the record.
         record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload))
         last = record.get("last_start") or {}
-        if last and source not in FRESH_STARTS:
+        fresh = source in FRESH_STARTS or (source == "resume" and tool in FRESH_RESUMES)
+        if last and not fresh:
             return ""  # printed for this session already: a resume has it in its history
         if last.get("source") == source and time.time() - last.get("at", 0) < DUPLICATE_SECONDS:
             return ""
@@ -194,6 +209,9 @@ def _prompt(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise HookProblem("the payload has no prompt")
+    if handover.handed(prompt):
+        # Gemini CLI hands BeforeAgent the prompt with SessionStart's context folded in.
+        prompt = handover.strip(prompt).strip()
     with sessions.records_lock(workspace):
         record = sessions.load_record(workspace, raw_id)
         if record is None or record.get("kind") != sessions.DECLARED:
@@ -211,11 +229,13 @@ def _prompt(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any
     parts = [p for p in parts if not p.required]
     if left <= 0:
         for part in parts:
-            log_problem("prompt", f"omitted: {part.name} ({part.size}): no budget left")
+            log_problem(
+                "prompt", f"omitted: {part.name} ({part.size}): no budget left", workspace.folder
+            )
         return ""
     block = fit(parts, left)
     for omission in block.omitted:
-        log_problem("prompt", omission.render())
+        log_problem("prompt", omission.render(), workspace.folder)
     return block.text
 
 

@@ -34,7 +34,7 @@ def forget_text(workspace: Workspace, texts: list[str]) -> dict[str, int]:
     if not wanted:
         return done
     with sessions.records_lock(workspace):
-        for record in sessions.session_records(workspace):
+        for record in sessions.session_records(workspace, model_runs=True):
             changed = False
             for key in SESSION_TEXTS:
                 value = record.get(key)

@@ -256,15 +256,18 @@ def hippo_register_eval_runners(register: Callable[[str, Any], None]) -> None:
 
 @hookspec
 def hippo_register_schedule_jobs(
-    register: Callable[[str, str, tuple[str, ...], str], None],
+    register: Callable[..., None],
 ) -> None:
-    """Offer a job to ``hippo schedule install``, as ``register(name, every, args, help)``.
+    """Offer a job to ``hippo schedule install``, as ``register(name, every, args, help,
+    pack="")``.
 
     Called when ``hippo schedule install`` builds its options. ``name`` (lower-case letters,
     digits and ``-``, such as ``sleep-tick``) becomes the option ``--<name>`` and the job's
     name in the scheduler's files; ``every`` is how often it runs, a span as
     ``--dream-every`` takes it (``5m``); ``args`` are hippo's arguments (``("sleep",
     "tick")``), run in the workspace like ``hippo dream``; ``help`` is the option's one
-    sentence. A job runs beside the dream, never instead of it, and the schedulers show it
-    by its arguments. The first plugin to register a name wins. Returns nothing.
+    sentence; ``pack``, when given, is a pack the job cannot run without (the sleep pack's
+    ``sleep``): install refuses the job in a workspace where that pack does not run. A job
+    runs beside the dream, never instead of it, and the schedulers show it by its arguments.
+    The first plugin to register a name wins. Returns nothing.
     """

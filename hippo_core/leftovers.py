@@ -7,7 +7,7 @@ would ever remove them. They are recognisable by name, and only those are touche
   receipt's ``create_once``) was writing, in ``notes_dir`` and ``.hippo/``: stale once older
   than :data:`STALE_SECONDS` (a live write takes milliseconds);
 - ``hippo-model-*`` folders in the temporary folder, where a model program ran: stale once
-  the hippo process that made it (its :data:`OWNER` file) is gone;
+  the hippo process that made it (its owner file, :mod:`hippo_core.model_folder`) is gone;
 - ``.hippo/.pack-*`` staging folders of pack commands: removed by the next pack command,
   which holds the lock no other pack command can (:mod:`hippo_core.packs.changing`).
 
@@ -25,15 +25,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo_core.model_folder import OWNER, PREFIX
 from hippo_core.processes import process_alive
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 STALE_SECONDS = 600
-MODEL_PREFIX = "hippo-model-"
-#: The file in a model folder that names the process using it.
-OWNER = ".hippo-owner"
+MODEL_PREFIX = PREFIX
 _TEMPORARY = re.compile(r"\..+\.[0-9a-f]{8,12}\.tmp")
 
 

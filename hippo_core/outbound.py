@@ -116,8 +116,12 @@ def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
 
 def shown_url(url: str) -> str:
     """``url`` as a record may keep it: no user or password, every query value hidden, no
-    fragment (a webhook's query often carries its token)."""
-    parts = urlsplit(url)
+    fragment (a webhook's query often carries its token). A text that is no URL at all
+    (an unclosed ``[`` of an IPv6 host) is shown as its scheme alone."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return f"{url.partition('://')[0]}://[not a URL]" if "://" in url else "[not a URL]"
     shown = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
     if parts.query:
         hidden = [

@@ -169,17 +169,25 @@ class ToolEntry(Record):
 class ScheduleJob(Record):
     """A job a plugin offers ``hippo schedule install`` (``--<name>``), and its plugin."""
 
-    __slots__ = ("name", "every", "args", "help", "plugin")
+    __slots__ = ("name", "every", "args", "help", "plugin", "pack")
     name: str
     every: str
     args: tuple[str, ...]
     help: str
     plugin: PluginInfo
+    pack: str
+    """The pack the job needs in the workspace (``sleep``); empty for none."""
 
     def __init__(
-        self, name: str, every: str, args: tuple[str, ...], help: str, plugin: PluginInfo
+        self,
+        name: str,
+        every: str,
+        args: tuple[str, ...],
+        help: str,
+        plugin: PluginInfo,
+        pack: str = "",
     ) -> None:
-        self._set(name=name, every=every, args=args, help=help, plugin=plugin)
+        self._set(name=name, every=every, args=args, help=help, plugin=plugin, pack=pack)
 
 
 class Plugins:
@@ -339,7 +347,9 @@ class Plugins:
         with a line saying why added to ``problems``."""
         found: dict[str, ScheduleJob] = {}
 
-        def register(name: str, every: str, args: tuple[str, ...], help: str) -> None:
+        def register(
+            name: str, every: str, args: tuple[str, ...], help: str, pack: str = ""
+        ) -> None:
             plugin = self._origin(self._calling)
             words = tuple(args) if isinstance(args, (tuple, list)) else ()
             why = ""
@@ -347,6 +357,8 @@ class Plugins:
                 why = "a name is lower-case letters, digits and -, and not dream"
             elif not words or not all(isinstance(w, str) and w.strip() for w in words):
                 why = "it gives no hippo arguments to run"
+            elif not isinstance(pack, str):
+                why = "the pack it needs is not a name"
             if why:
                 if problems is not None:
                     problems.append(
@@ -354,7 +366,7 @@ class Plugins:
                         f"is left out: {why}"
                     )
                 return
-            found.setdefault(name, ScheduleJob(name, every, words, help, plugin))
+            found.setdefault(name, ScheduleJob(name, every, words, help, plugin, pack))
 
         self._collect("hippo_register_schedule_jobs", register=register)
         return found

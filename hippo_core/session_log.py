@@ -44,14 +44,19 @@ def _turn_counts() -> dict[str, int]:
 
 
 def _changes(workspace: Workspace) -> dict[str, int]:
-    """How many applied changes cite each session in their evidence."""
+    """How many applied changes, not reverted since, cite each session in their evidence."""
+    from hippo_core.dream.receipts import reverts
+
     counts: dict[str, int] = {}
+    undone = {record.get("reverts") for record in reverts(workspace)}
     for path in sorted((workspace.hippo_dir / "receipts").glob("*.json")):
         try:
             receipt = json.loads(path.read_bytes())
         except (OSError, ValueError):
             continue
         if not isinstance(receipt, dict) or receipt.get("state") != "applied":
+            continue
+        if receipt.get("id") in undone:
             continue
         evidence = receipt.get("evidence")
         cited = {e.get("session") for e in evidence or [] if isinstance(e, dict)}

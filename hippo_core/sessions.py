@@ -96,12 +96,18 @@ def write_record(workspace: Workspace, record: dict[str, Any]) -> str:
     return path
 
 
-def session_records(workspace: Workspace) -> list[dict[str, Any]]:
-    """Every readable session record of the workspace (unreadable ones are skipped)."""
+def session_records(workspace: Workspace, *, model_runs: bool = False) -> list[dict[str, Any]]:
+    """Every readable session record of the workspace (unreadable ones are skipped). A
+    record whose ``cwd`` is one of hippo's model folders (left from before hippo knew
+    them: a dream's model run, :mod:`hippo_core.model_folder`) is no session of the
+    workspace and is left out, unless ``model_runs`` asks for every file."""
+    from hippo_core.model_folder import in_model_folder
+
     return [
         record
         for _path, record in json_objects_in(workspace.sessions_dir)
         if isinstance(record.get("id"), str)
+        and (model_runs or not in_model_folder(record.get("cwd")))
     ]
 
 

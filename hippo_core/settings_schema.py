@@ -7,6 +7,7 @@ commands that edit it: pydantic and tomlkit stay off the agent's hot path.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -34,8 +35,11 @@ def _markdown(value: str) -> str:
 
 
 def _index_url(value: str) -> str:
-    if value and not value.startswith(("postgresql://", "postgresql+psycopg://")):
-        raise ValueError("must be a postgresql+psycopg:// URL, or empty for the local index only")
+    from hippo_core.index_url import index_url_problem
+
+    problem = index_url_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -103,7 +107,9 @@ class SettingsModel(BaseModel):
             "The model program and its arguments, run without a shell; {system_file} "
             "becomes a file holding the system prompt."
         ),
-        examples=[["claude", "-p", "--system-prompt-file", "{system_file}"]],
+        examples=[
+            ["claude", "-p", "--no-session-persistence", "--system-prompt-file", "{system_file}"]
+        ],
     )
     model_timeout_seconds: float = Field(
         600.0, gt=0, description="Seconds a model call may take before the run fails."
@@ -205,7 +211,27 @@ def error_line(
     where = ".".join([*prefix, *(str(part) for part in error["loc"])])
     message = error["msg"].removeprefix("Value error, ")
     message = message[:1].lower() + message[1:]
-    return f"{shown_as}: {where}: {message}, found {_shown_value(values, error['loc'])}"
+    line = f"{shown_as}: {where}: {message}, found {_shown_value(values, error['loc'])}"
+    found = _value_at(values, error["loc"])
+    shell_safe = isinstance(found, str) and "'" not in found
+    if error["type"] == "list_type" and shell_safe and len(error["loc"]) == 1:
+        import shlex
+
+        # model_command is a program and its arguments, one string each.
+        items = shlex.split(found) if where == "model_command" else [found]
+        listed = tomlkit.item(items).as_string()
+        line += f"; write a list: hippo config set {where} '{listed}'"
+    return line
+
+
+def _value_at(values: dict[str, Any], loc: tuple[int | str, ...]) -> Any:
+    value: Any = values
+    for part in loc:
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
 
 
 def _shown_value(values: dict[str, Any], loc: tuple[int | str, ...]) -> str:
@@ -234,10 +260,18 @@ def get_setting(settings: Settings, key: str) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
+def set_setting(
+    path: Path,
+    key: str,
+    text: str,
+    *,
+    shown_as: str,
+    check: Callable[[Settings], None] | None = None,
+) -> None:
     """Set ``key`` to the TOML value ``text`` (a bare word is a string), keeping comments.
 
-    The new file is validated before it is written; nothing is written when it is invalid.
+    The new file is validated before it is written, then given to ``check`` (which raises
+    when the workspace could not use the value); nothing is written when either refuses.
     """
     _check_known(key)
     raw = path.read_bytes() if path.exists() else b""
@@ -253,7 +287,9 @@ def set_setting(path: Path, key: str, text: str, *, shown_as: str) -> None:
             )
     document[key] = value
     new = dumped(document, raw)
-    validate_settings(new.encode("utf-8"), shown_as=shown_as)
+    loaded = validate_settings(new.encode("utf-8"), shown_as=shown_as)
+    if check is not None:
+        check(loaded.settings)
     atomic_write(path, new)
 
 
@@ -278,6 +314,12 @@ def _check_known(key: str) -> None:
         raise UsageError(f"{line}; known settings: {', '.join(KNOWN_KEYS)}")
 
 
+def _inline(value: dict[str, Any]) -> Any:
+    table = tomlkit.inline_table()
+    table.update(value)
+    return table
+
+
 def settings_template(chosen: dict[str, tuple[str, list[str]]] | None = None) -> str:
     """A new settings file: every key with its description, commented out at its default;
     a key of ``chosen`` is written set, to its value (a string), under the comment lines
@@ -291,7 +333,10 @@ def settings_template(chosen: dict[str, tuple[str, list[str]]] | None = None) ->
         if isinstance(default, BaseModel):
             lines += ["", f"# {field.description}", f"# [{name}]"]
             for key, sub in type(default).model_fields.items():
-                item = tomlkit.item(getattr(default, key)).as_string()
+                value = getattr(default, key)
+                # A table's default must read back as TOML once uncommented: {} inline.
+                item = _inline(value).as_string() if isinstance(value, dict) else None
+                item = item or tomlkit.item(value).as_string()
                 lines.append(f"# {key} = {item}  # {sub.description}")
             continue
         if chosen and name in chosen:

@@ -19,6 +19,8 @@ from hippo_core.cli import main
 from hippo_core.plugins import reset_plugins
 from tests.models.anthropic_server import anthropic  # noqa: F401  (a fixture: Claude's API)
 from tests.models.chat_server import chat  # noqa: F401  (a fixture: a scripted chat server)
+from tests.models.gemini_server import gemini_api  # noqa: F401  (a fixture: Gemini's API)
+from tests.models.responses_server import responses_api  # noqa: F401  (a fixture: OpenAI Responses)
 from tests.postgres import postgres, postgres_server  # noqa: F401  (fixtures: a real server)
 from tests.small_model import small_model  # noqa: F401  (a fixture: SmolLM2 on llama-cpp)
 

@@ -2,7 +2,9 @@
 under CI, where it fails with the same reason.
 
 The slow tests drive real programs (Chromium, PostgreSQL, the small model, Claude Code,
-OpenCode, systemd-analyze) that ``.ci/`` installs. If one of those install steps breaks, a
+OpenCode, Gemini CLI, Codex, systemd-analyze) that ``.ci/`` installs and names in variables
+(``HIPPO_TEST_CLAUDE``, ``HIPPO_TEST_OPENCODE``, ``HIPPO_TEST_GEMINI``, ``HIPPO_TEST_CODEX``,
+``HIPPO_TEST_PG_BIN`` ...). If one of those install steps breaks, a
 skip would leave CI green with the test never run; a failure names what is missing. On a
 developer's machine a missing program is normal, so there it stays a skip.
 

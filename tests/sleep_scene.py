@@ -72,10 +72,13 @@ class Sleepy:
         return path
 
 
-def model_settings(url: str, **sleep: Any) -> str:
+def model_settings(url: str, draft: str = "abstractive", **sleep: Any) -> str:
+    """Settings for a drafting model at ``url``: abstractive unless ``draft`` says (the
+    scripted answers of most tests are written operations; extractive ones are choices)."""
     lines = ["[sleep]"]
     lines += [f"{key} = {json.dumps(value)}" for key, value in sleep.items()]
     lines += ["[sleep.model]", f"url = {json.dumps(url)}", "timeout_seconds = 10"]
+    lines += [f"draft = {json.dumps(draft)}"]
     return "\n".join(lines) + "\n"
 
 

@@ -64,19 +64,54 @@ def test_doctor_shows_each_hooks_last_failure_of_the_week(
     def stamp(ago: float) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - ago))
 
+    here, there = f" (workspace {ws})", f" (workspace {ws}-other)"
     log.write_text(
-        f"{stamp(10 * 86400)} hook prompt: the payload has no session_id\n"
-        f"{stamp(3600)} hook session-start: context over budget: 298 > 100\n"
-        f"{stamp(60)} hook session-start: empty stdin (expected the agent's hook JSON)\n"
-        f"{stamp(30)} hook prompt: omitted: relevant notes (182)\n"
+        f"{stamp(10 * 86400)} hook prompt: the payload has no session_id{here}\n"
+        f"{stamp(3600)} hook session-start: context over budget: 298 > 100{here}\n"
+        f"{stamp(60)} hook session-start: empty stdin (expected the agent's hook JSON){here}\n"
+        f"{stamp(30)} hook prompt: omitted: relevant notes (182){here}\n"
+        f"{stamp(20)} hook prompt: stdin is not JSON (Expecting value){there}\n"
+        f"{stamp(20)} hook session-end: stdin is not JSON (Expecting value)\n"
         "a line that is no hook's\n"
     )
     out = hippo("doctor", cwd=ws).out.splitlines()
-    [failure] = [line for line in out if "failed lately" in line]  # old and omitted: not
+    # Old, omitted, another workspace's and no workspace's: not this one's failures.
+    [failure] = [line for line in out if "failed lately" in line]
     assert failure.startswith("warning: hooks: the session-start hook failed lately: ")
     assert failure.endswith(
         f" hook session-start: empty stdin (expected the agent's hook JSON) (in {log})"
     )
+
+
+def test_a_hooks_failure_is_logged_with_its_workspace(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker, tmp_path: Path
+) -> None:
+    """The log is the machine's; doctor shows a workspace the failures of its own hooks
+    only (newcomer defect 34)."""
+    import subprocess
+    import sys
+
+    ws, other = make_workspace(), make_workspace()
+    for folder, stdin in ((other, "not json"), (ws, "")):
+        subprocess.run(
+            [sys.executable, "-m", "hippo_core", "hook", "session-start"],
+            cwd=folder,
+            input=stdin,
+            text=True,
+            check=True,
+            capture_output=True,
+        )
+    log = (Path(os.environ["HIPPO_HOME"]) / "hooks.log").read_text().splitlines()
+    assert [line.split(" hook ", 1)[1] for line in log] == [
+        f"session-start: stdin is not JSON (Expecting value: line 1 column 1 (char 0)) "
+        f"(workspace {other})",
+        f"session-start: empty stdin (expected the agent's hook JSON) (workspace {ws})",
+    ]
+    [failure] = [line for line in hippo("doctor", cwd=ws).out.splitlines() if "lately" in line]
+    assert "empty stdin" in failure
+    log_path = Path(os.environ["HIPPO_HOME"]) / "hooks.log"
+    [elsewhere] = [line for line in hippo("doctor", cwd=other).out.splitlines() if "lately" in line]
+    assert elsewhere.endswith(f"(char 0)) (in {log_path})")
 
 
 def test_doctor_says_where_the_mcp_server_is_registered(

@@ -178,6 +178,11 @@ def test_a_wrapper_script_relative_to_the_workspace(
     # It runs in a temporary folder, outside the workspace, which is gone afterwards.
     assert not folder.startswith(str(root)) and "hippo-model-" in folder
     assert not Path(folder).exists()
+    # ... as models.md and security.md say (security.md said the workspace's folder).
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    security = " ".join((docs / "security.md").read_text(encoding="utf-8").split())
+    assert "never through a shell, in a fresh temporary folder outside the workspace" in security
+    assert "in the workspace's folder" not in security
 
 
 def test_a_program_that_is_not_there(make_workspace: WorkspaceMaker):

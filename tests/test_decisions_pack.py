@@ -4,6 +4,7 @@ handoff of its eval case, and a confirmed decision becomes a new note."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import tomllib
 from datetime import UTC, datetime, timedelta
@@ -153,3 +154,25 @@ def test_a_confirmed_decision_becomes_a_note(root: Path, hippo: HippoRunner, tmp
     assert receipt["before"] is None
     home = (CASE / "notes" / "Home.md").read_text(encoding="utf-8")
     assert (root / "notes" / "Home.md").read_text(encoding="utf-8") == home
+
+
+def test_the_shipped_recording_replays_out_of_the_box(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    """A newcomer's ``hippo eval pack decisions --replay`` needs no model (newcomer defect
+    12), and prints what the pack's README shows."""
+    root = make_workspace("")
+    assert hippo("init", cwd=root).code == 0
+    assert hippo("pack", "add", "decisions", cwd=root).code == 0
+    run = hippo("eval", "pack", "decisions", "--replay", cwd=root)
+    assert (run.code, run.err) == (0, "")
+    readme = (PACK / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("$ hippo eval pack decisions --replay\n", 1)[1].split("```", 1)[0]
+    chapter = (PACK.parent.parent / "docs" / "eval.md").read_text(encoding="utf-8")
+    assert f"$ hippo eval pack decisions --replay\n{shown}```" in chapter
+    # Bytes in are counted from the prompts, which name the case's temporary folder.
+    assert [line for line in run.out.splitlines() if not line.startswith("bytes ")] == [
+        line for line in shown.splitlines() if not line.startswith("bytes ")
+    ]
+    assert "bytes      15,675 in, 1,598 out\n" in shown
+    assert re.search(r"^bytes      \d+,\d{3} in, 1,598 out$", run.out, re.M)

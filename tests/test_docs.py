@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 from pathlib import Path
 
@@ -22,6 +23,17 @@ def test_command_reference_matches_the_help():
     )
 
 
+def test_the_help_reads_as_plain_text():
+    """What --help prints: no reStructuredText markup, an option's value named by a word, no
+    "(required)" on an option click does not require, the defaults said (newcomer defect 31)."""
+    reference = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert not re.findall(r"[^`]``[^`]", reference)
+    assert "<str>" not in reference and "<int>" not in reference
+    assert "(required)" not in reference
+    assert "--reason R  Why it must go; forget refuses to run without it." in reference
+    assert "(default: 1d, at 03:00 local time)" in reference
+
+
 def test_hook_reference_matches_the_hookspecs():
     assert (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8") == render_hooks(), (
         "docs/hooks.md is stale: run python docs/gen_hooks.py"
@@ -32,6 +44,9 @@ def test_the_plugin_list_of_the_install_page_is_what_hippo_prints(hippo, tmp_pat
     page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     block = page.split("$ hippo plugins\n", 1)[1].split("```", 1)[0]
     assert hippo("plugins", cwd=tmp_path).out == block
+    builtins = [line for line in block.splitlines() if line.startswith("hippo_core.builtins.")]
+    numbers = {13: "thirteen", 14: "fourteen", 15: "fifteen", 16: "sixteen", 17: "seventeen"}
+    assert f"so these {numbers[len(builtins)]} lines are" in " ".join(page.split())
     version = page.split("$ hippo --version\n", 1)[1].split("```", 1)[0]
     assert hippo("--version", cwd=tmp_path).out == version
 
@@ -120,8 +135,14 @@ def test_the_configuration_chapter_shows_what_hippo_config_prints(hippo, make_wo
         "hippo config get triggers.on_compact",
         "hippo config set triggers.after_session 5",
         "hippo config set index_url postgresql+psycopg://hippo:s3cret@db.example.org/hippo_team",
+        "hippo config set budget_bytes -5",
+        "hippo config set sample_tasks refunds",
+        "hippo config set model_backend opnai",
+        "hippo config set registries '[\"http://packs.example.org/index.toml\"]'",
+        "hippo config set themes '[\"core-strikt\"]'",
+        "hippo config set index_url postgresql+psycopg://hippo@db.example.org:port/hippo_team",
     ):
-        run = hippo(*command.split()[1:], cwd=ws)
+        run = hippo(*shlex.split(command)[1:], cwd=ws)
         shown = f"$ {command}\n{run.out}{run.err}"
         assert shown in chapter, shown
     sleepy = make_sleepy(make_workspace(), hippo)  # the sleep pack's table, out of range
@@ -134,3 +155,57 @@ def test_the_configuration_chapter_shows_what_hippo_config_prints(hippo, make_wo
         assert run.code != 0
         shown = f"$ {command}\n{run.out}{run.err}"
         assert shown in chapter, shown
+
+
+INDEX_INSTALLS = re.compile(r"pip install (?:-U )?'?hippo-memory\b")
+
+
+def test_every_install_hint_is_from_a_checkout():
+    """hippo-memory is not on the package index yet: no hint, message or page may tell a
+    reader to install it from there (install.md says how, from a checkout)."""
+    from hippo_core.distribution import install_hint, upgrade_hint
+
+    assert install_hint("mcp") == "pip install -e '.[mcp]' in hippo's checkout"
+    assert upgrade_hint() == "git pull and pip install -e . in hippo's checkout"
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    code = [*(ROOT / "hippo_core").rglob("*.*"), *(ROOT / "hippo_packs").rglob("*.*")]
+    found = []
+    for path in [*pages, *code]:
+        if path.suffix not in (".py", ".md", ".toml", ".tmpl", ".js"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        # Only what says it is for once hippo is released may name the index.
+        text = re.sub(
+            r"## From the package index, once released\n.*?\n(?=## )", "", text, flags=re.S
+        )
+        text = re.sub(r"\nOnce it is released, .*?\n\n", "\n", text, flags=re.S)
+        found += [f"{path.relative_to(ROOT)}: {m.group()}" for m in INDEX_INSTALLS.finditer(text)]
+        if "pypi.org/project/hippo-memory" in text:
+            found.append(f"{path.relative_to(ROOT)}: a link to an index page not published")
+    assert found == []
+
+
+def test_the_ingest_json_of_the_transcripts_chapter_has_every_key(hippo, tmp_path):
+    """Every key ``hippo ingest --json`` prints is in the chapter's example, in its order."""
+    import json
+
+    chapter = (ROOT / "docs" / "transcripts.md").read_text(encoding="utf-8")
+    shown = chapter.split("`hippo ingest --json` prints the counts", 1)[1]
+    example = json.loads(shown.split("```json\n", 1)[1].split("```", 1)[0])
+    printed = json.loads(hippo("ingest", "--json", cwd=tmp_path).out)
+    assert list(example) == list(printed)
+
+
+def test_every_claude_model_command_is_the_one_models_md_recommends():
+    """``--no-session-persistence`` keeps each model call from being saved as a session
+    (quick-start.md left it out: newcomer defect 20)."""
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]
+    commands = [
+        (page.name, found)
+        for page in pages
+        for found in re.findall(
+            r'model_command[^\n]*?\["claude", "-p"[^\]]*\]', page.read_text(encoding="utf-8")
+        )
+    ]
+    assert commands
+    assert [c for c in commands if '"-p", "--no-session-persistence", ' not in c[1]] == []

@@ -92,3 +92,19 @@ def test_outside_git_the_check_is_skipped(make_workspace: WorkspaceMaker, hippo:
     assert code == 0
     git = "not a git repository; tracked local-only files not checked"
     assert [f for f in findings if f[1] == "git"] == [("info", "git", git)]
+
+
+def test_a_team_index_away_is_a_warning_worded_once(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker, monkeypatch: pytest.MonkeyPatch
+):
+    """Ingest and search go on without the server; doctor warns, and exits 0 for it
+    (newcomer defect 8). Port 1 on this machine refuses at once."""
+    ws = make_workspace('index_url = "postgresql+psycopg://hippo@127.0.0.1:1/team"\n')
+    run = hippo("doctor", cwd=ws)
+    [line] = [line for line in run.out.splitlines() if "team index" in line]
+    assert line.startswith(
+        "warning: team index: postgresql+psycopg://hippo@127.0.0.1:1/team: connection failed: "
+    )
+    assert line.endswith("; the local index has everything; the next ingest catches up")
+    assert line.count("team index") == 1
+    assert run.code == 0, run.out

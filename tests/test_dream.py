@@ -194,6 +194,16 @@ def test_a_dry_run_writes_only_its_report(scene: Scene):
     assert scene.dream().code == 0  # a real run's report is never replaced
     names = {p.name for p in (hippo_dir / "reports").iterdir()}
     assert names == {report.name, report.name.replace("-dream.md", "-2-dream.md")}
+    # Dry runs after a real one reuse one name, the newest dry run's (newcomer defect 26).
+    for _ in range(3):
+        assert scene.hippo("dream", "--dry-run", cwd=scene.root).code == 0
+    names = {p.name for p in (hippo_dir / "reports").iterdir()}
+    assert len(names) == 3 and scene.report().startswith("status: ok")
+    third = report.name.replace("-dream.md", "-3-dream.md")
+    assert "- dry run: " in (hippo_dir / "reports" / third).read_text()
+    assert scene.dream().code == 0  # ... and the next real run takes that dry run's place
+    assert {p.name for p in (hippo_dir / "reports").iterdir()} == names
+    assert "- dry run: " not in (hippo_dir / "reports" / third).read_text()
 
 
 def test_the_next_run_uses_an_edited_prompt(scene: Scene):
@@ -244,6 +254,13 @@ def test_the_session_log_counts_the_changes_a_session_is_evidence_for(scene: Sce
     log = (scene.root / "notes" / "Session log.md").read_text()
     [line] = [line for line in log.splitlines() if session in line]
     assert "1 change)" in line
+    # A change a person reverted is a change no more (newcomer defect 24).
+    [receipt] = scene.files("receipts")
+    assert scene.hippo("revert", json.loads(receipt.read_text())["id"], cwd=scene.root).code == 0
+    assert scene.hippo("log", cwd=scene.root).code == 0
+    log = (scene.root / "notes" / "Session log.md").read_text()
+    [line] = [line for line in log.splitlines() if session in line]
+    assert "change" not in line.split("handoff")[0], line
 
 
 def test_the_input_budget_leaves_whole_blocks_out_and_says_so(scene: Scene):

@@ -279,8 +279,9 @@ def test_record_then_replay_without_a_model_gives_the_same_figures(
     assert set(proposer) == {"system", "prompt", "reply"}
     assert proposer["system"] is None and PROPOSER in proposer["prompt"]
     assert reviewer["system"].startswith(VERIFY_REVIEWER)
-    # The case's temporary path is written as {{workspace}}.
-    assert "{{workspace}}/pyproject.toml" in proposer["prompt"]
+    # The files a turn touched are shown relative to the case's workspace, so its
+    # temporary path is in no prompt (where it is, it is written as {{workspace}}).
+    assert "files: read pyproject.toml\n" in proposer["prompt"]
     assert "hippo-eval-" not in json.dumps(saved)
 
     use_model(here, NO_MODEL)

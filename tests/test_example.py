@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,8 +52,26 @@ def test_the_readme_main_job_on_the_example(
     assert dream.out == f"dream ok: report .hippo/reports/{report.name}\n"
     text = report.read_text()
     assert "- dry run: nothing was written but this report" in text
-    assert "core/verify, note `Testing.md`: prompt of " in text
-    assert "core/verify, note `Runbooks/Rotate credentials.md`: prompt of " in text
+    # What README.md says the report holds (newcomer defect 2): a verify prompt for each of
+    # seven of the twelve notes, the two the sessions read among them; none from consolidate.
+    readme = " ".join((EXAMPLE.parent.parent / "README.md").read_text().split())
+    assert (
+        "seven of the example's twelve notes, the two the sessions read (`Testing.md`, "
+        "`Runbooks/Rotate credentials.md`) and five that share their words. Consolidate "
+        "builds no prompt, since neither session handed off to a note."
+    ) in readme
+    assert len(list((root / "notes").rglob("*.md"))) == 12
+    verified = re.findall(r"core/verify, note `([^`]+)`: prompt of ", text)
+    assert len(verified) == 7
+    assert {"Testing.md", "Runbooks/Rotate credentials.md"} <= set(verified)
+    assert "core/consolidate: 1 prompt with no notes (no model call)" in text
+    assert ": done, 2 sessions, 7 prompts built" in text
+    # Seeding again writes the same two sessions anew: the dream still sees two (defect 27).
+    subprocess.run([sys.executable, str(root / "seed.py")], capture_output=True, check=True)
+    again = hippo("ingest", cwd=root)
+    assert ", 0 new sessions" in again.out, again.out
+    assert hippo("dream", "--dry-run", cwd=root).code == 0
+    assert ": done, 2 sessions, 7 prompts built" in report.read_text()
     assert sorted(os.listdir(root / ".hippo")) == [
         "cache",
         "packs",

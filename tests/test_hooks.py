@@ -380,6 +380,18 @@ def test_gemini_hooks_print_json_and_declare_the_session_ingest_derives(
     assert hooks_log() == ""
 
 
+def test_a_resumed_gemini_session_gets_the_block_again(hook, make_workspace: WorkspaceMaker):
+    """Gemini CLI resumes without every user message that begins with a hook's context (in
+    ``gemini -p``, the first prompt with SessionStart's block in it): the block goes again."""
+    ws = make_workspace("", NOTES)
+    start = gemini_payload("SessionStart", ws, "g1", source="startup")
+    assert "<hippo-context>" in hook("session-start", start, ws, "--tool", "gemini").out
+    resumed = {**start, "source": "resume", "timestamp": "2026-11-30T05:30:00.000Z"}
+    again = json.loads(hook("session-start", resumed, ws, "--tool", "gemini").out)
+    assert again["hookSpecificOutput"]["additionalContext"].startswith("<hippo-context>\n# Home")
+    assert hooks_log() == ""
+
+
 def test_install_puts_right_the_timeout_codex_clamps(
     hippo: HippoRunner, make_workspace: WorkspaceMaker
 ) -> None:

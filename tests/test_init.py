@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hippo_core import Workspace
 
-from .conftest import HippoRunner
+from .conftest import HippoRunner, WorkspaceMaker
 
 CORE_FILES = [
     ".hippo/packs/core/pack.toml",
@@ -38,6 +38,7 @@ LOCAL_ONLY = [
     "/.hippo/sleep/ripples.jsonl",
     "/.hippo/sleep/ripples.json",
     "/.hippo/sleep/model.json",
+    "/.hippo/sleep/formats.json",
     "/.hippo/sleep/serve.lock",
     "/.hippo/sleep/serve.token",
 ]
@@ -144,3 +145,23 @@ def test_init_refuses_when_settings_are_broken(tmp_path: Path, hippo: HippoRunne
     assert run.code == 1
     assert run.err.startswith("error: .hippo/settings.toml: not valid TOML")
     assert not (tmp_path / ".hippo" / "packs").exists()
+
+
+def test_init_inside_a_workspace_says_so_and_makes_nothing(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+):
+    """A second workspace below the first would take over every command run below it
+    (newcomer defect 10); --nested makes one on purpose."""
+    outer = make_workspace()
+    inner = outer / "services" / "billing"
+    inner.mkdir(parents=True)
+    run = hippo("init", cwd=inner)
+    assert (run.code, run.out) == (1, "")
+    assert run.err == (
+        f"error: {outer} is already a hippo workspace, and this folder is inside it; run "
+        "hippo there, or give --nested to make a workspace of its own here\n"
+    )
+    assert list(inner.iterdir()) == []
+    made = hippo("init", "--nested", cwd=inner)
+    assert made.code == 0 and "created   .hippo/settings.toml" in made.out
+    assert hippo("init", cwd=inner).code == 0  # completing a workspace is no nesting

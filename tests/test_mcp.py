@@ -433,15 +433,15 @@ def test_without_the_sdk_hippo_mcp_says_what_to_install(
     assert run.code == 1 and run.out == ""
     assert run.err == (
         "error: hippo mcp needs the MCP SDK (the mcp package), which is not installed: "
-        "pip install 'hippo-memory[mcp]'\n"
+        "pip install -e '.[mcp]' in hippo's checkout\n"
     )
     monkeypatch.setitem(sys.modules, "mcp", mcp)
     monkeypatch.setattr("importlib.metadata.version", lambda name: "1.26.0")
     old = hippo("mcp", cwd=tmp_path)
     assert old.code == 1
     assert (
-        old.err
-        == "error: hippo mcp needs mcp 2.3 or later, not 1.26.0: pip install 'hippo-memory[mcp]'\n"
+        old.err == "error: hippo mcp needs mcp 2.3 or later, not 1.26.0: "
+        "pip install -e '.[mcp]' in hippo's checkout\n"
     )
 
 

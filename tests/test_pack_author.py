@@ -271,7 +271,8 @@ def test_check_refuses_a_pack_for_a_newer_hippo(hippo: HippoRunner, made: Path, 
     refused(
         check(hippo, work, DIST),
         f"{PACK}/pack.toml: needs hippo >=99.0,>=0.1 and this is hippo {__version__}; "
-        "upgrade hippo (pip install -U hippo-memory) or install an older version of the pack",
+        "upgrade hippo (git pull and pip install -e . in hippo's checkout) or install an older "
+        "version of the pack",
     )
 
 

@@ -279,11 +279,11 @@ def test_a_version_for_another_hippo_is_refused(
     before = snapshot(root)
     assert refused(hippo("pack", "add", NAME, cwd=root)) == (
         f"no version of {NAME} works with hippo 0.1.0: the newest, 2.0, needs hippo >=99; "
-        "upgrade hippo (pip install -U hippo-memory)"
+        "upgrade hippo (git pull and pip install -e . in hippo's checkout)"
     )
     assert refused(hippo("pack", "add", f"{NAME}==2.0", cwd=root)) == (
         f"{NAME} 2.0 needs hippo >=99; this is hippo 0.1.0; upgrade hippo "
-        "(pip install -U hippo-memory) or choose another version"
+        "(git pull and pip install -e . in hippo's checkout) or choose another version"
     )
     assert snapshot(root) == before
 

@@ -633,6 +633,10 @@ def test_credential_lookalikes_are_kept(text: str) -> None:
             "az login --service-principal -u http://app -p AzSpPassw0rd99 --tenant t1",
             "az login --service-principal -u http://app -p [redacted:password] --tenant t1",
         ),
+        (  # a value already redacted (a private key given to -u) is not redacted again
+            "curl -u -----BEGIN RSA PRIVATE KEY-----",
+            "curl -u [redacted:private-key]",
+        ),
         (  # a line of several commands: each reads its own arguments
             "curl -H 'X' https://x mysql -pSup3rS3cretFlag sshpass -p ssHpassW0rd99 ls",
             "curl -H 'X' https://x mysql -p[redacted:password] sshpass -p [redacted:password] ls",

@@ -625,3 +625,23 @@ def test_the_wheel_ships_the_first_party_index():
 
     values = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "registry.toml" in values["tool"]["setuptools"]["package-data"]["hippo_packs"]
+
+
+def test_a_misspelt_key_is_named_before_the_key_it_leaves_missing(
+    make_workspace, hippo, tmp_path: Path
+):
+    """``summry`` is an unknown key and a missing ``summary``: the first line a person sees
+    names the typo (newcomer defect 13), and the registry's path reads as its folder."""
+    misspelt = ENTRY.replace("summary =", "summry =") + 'source = { distribution = "a" }\n'
+    assert problems(misspelt) == [
+        "registry idx: pack 'x': unknown key 'summry' - did you mean 'summary'?",
+        "registry idx: pack 'x': missing key 'summary'",
+    ]
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "index.toml").write_text(misspelt, encoding="utf-8")
+    root = make_workspace('registries = ["../team/index.toml"]\n')
+    run = hippo("pack", "search", cwd=root)
+    assert run.err == (
+        f"error: registry {tmp_path}/team/index.toml: pack 'x': unknown key 'summry' - did "
+        "you mean 'summary'? (and 1 more problems)\n"
+    )

@@ -119,6 +119,28 @@ def _odd_workspace(tmp_path: Path) -> Path:
     return root
 
 
+def with_sleep(hippo: HippoRunner, root: Path) -> Path:
+    """``root`` with the sleep pack, which ``--sleep-tick`` needs."""
+    assert hippo("pack", "add", "sleep", cwd=root).code == 0
+    return root
+
+
+def test_sleep_tick_without_the_sleep_pack_is_refused_and_nothing_installed(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker, crontab: Path
+) -> None:
+    """The job would fail every five minutes: say so at install (newcomer defect 5)."""
+    crontab.write_text("MAILTO=me\n")
+    root = make_workspace()
+    run = hippo("schedule", "install", "--cron", "--dream-at", "03:30", "--sleep-tick", cwd=root)
+    assert (run.code, run.out) == (1, "")
+    assert run.err == (
+        "error: --sleep-tick runs `hippo sleep tick`, which needs the sleep pack in this "
+        "workspace (.hippo/packs/sleep/); add it first with `hippo pack add sleep`\n"
+    )
+    assert crontab.read_text() == "MAILTO=me\n"
+    assert hippo("schedule", "install", "--cron", "--dream-at", "03:30", cwd=root).code == 0
+
+
 def test_cron_one_block_per_workspace(
     hippo: HippoRunner, make_workspace: WorkspaceMaker, crontab: Path
 ) -> None:
@@ -132,7 +154,7 @@ def test_cron_one_block_per_workspace(
     assert table[:2] == ["MAILTO=me", "0 1 * * * backup"]  # what was there stays
     [line] = [row for row in table[2:] if not row.startswith("#")]  # the one job
     assert line.startswith("0 */6 * * * ")
-    other = make_workspace()
+    other = with_sleep(hippo, make_workspace())
     hippo("schedule", "install", "--dream-at", "02:30", "--sleep-tick", cwd=other)
     shown = hippo("schedule", "show", cwd=other).out.splitlines()
     assert shown[0].startswith("cron: 30 2 * * * ") and shown[1].startswith("cron: */5 * * * * ")
@@ -168,7 +190,7 @@ def test_launchd_agents_read_back_as_meant(
     hippo: HippoRunner, launchd: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "hippo home"))
-    root = _odd_workspace(tmp_path)
+    root = with_sleep(hippo, _odd_workspace(tmp_path))
     run = hippo("schedule", "install", "--launchd", "--dream-at", "02:30", "--sleep-tick", cwd=root)
     assert run.code == 0 and run.out.startswith("installed with launchd:\n"), run.err
     agents = sorted((tmp_path / "home" / "Library" / "LaunchAgents").glob("*.plist"))
@@ -211,7 +233,7 @@ def _words(line: str) -> list[str]:
 def test_systemd_units_are_persistent_and_read_back_as_meant(
     hippo: HippoRunner, systemd: Path, tmp_path: Path
 ) -> None:
-    root = _odd_workspace(tmp_path)
+    root = with_sleep(hippo, _odd_workspace(tmp_path))
     run = hippo("schedule", "install", "--systemd", "--dream-every", "6h", "--sleep-tick", cwd=root)
     assert run.code == 0 and run.out.startswith("installed with systemd:\n"), run.err
     units = tmp_path / "home" / ".config" / "systemd" / "user"
@@ -249,7 +271,7 @@ def test_systemd_analyze_verifies_the_units_as_written(
     escape wrong there is a unit systemd refuses, which reading them back in Python misses."""
     if shutil.which("systemd-analyze", path="/usr/bin:/bin") is None:
         missing("no systemd-analyze: .ci/systemd.sh installs Debian's systemd package")
-    root = _odd_workspace(tmp_path)
+    root = with_sleep(hippo, _odd_workspace(tmp_path))
     run = hippo("schedule", "install", "--systemd", "--dream-every", "6h", "--sleep-tick", cwd=root)
     assert run.code == 0, run.err
     units = sorted((tmp_path / "home" / ".config" / "systemd" / "user").iterdir())

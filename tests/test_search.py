@@ -66,3 +66,17 @@ def test_team_flags_without_a_team_index_are_usage_errors(
     ):
         run = hippo("search", "refunds", *flags, cwd=ws)
         assert run.code == 2 and said in run.err, run.err
+
+
+def test_an_agent_hippo_does_not_index_names_the_ones_it_does(
+    hippo: HippoRunner, indexed: Path
+) -> None:
+    """``--tool claude`` said only "no turns match" (newcomer defect 11)."""
+    run = hippo("search", "pric*", "--tool", "claude", cwd=indexed)
+    assert (run.code, run.out) == (2, "")
+    assert run.err == (
+        "error: --tool 'claude' is no agent whose turns hippo indexes; the agents are: "
+        "claude-code, codex, command-code, dsh, gemini, muse, opencode - did you mean "
+        "'claude-code'?\n"
+    )
+    assert hippo("search", "pric*", "--tool", "claude-code", cwd=indexed).code == 0

@@ -197,3 +197,17 @@ def test_a_declared_task_handoff_and_reason_are_kept_redacted_and_the_log_shows_
     for path in (ws / ".hippo" / "sessions").glob("*.json"):
         assert aws not in path.read_text() and token not in path.read_text()
     assert aws not in log and "Sup3rS3cretFlag" not in log
+
+
+def test_a_tool_a_letter_off_a_known_agent_is_named_and_kept(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+) -> None:
+    """Any agent may declare its sessions, so the name is kept; a typo of a known agent's
+    is said (newcomer defect 11)."""
+    ws = make_workspace()
+    typo = hippo("session", "start", "--id", "s1", "--tool", "codx", cwd=ws)
+    assert (typo.code, typo.out) == (0, "s1\n")
+    assert typo.err == "warning: --tool 'codx' is recorded as given; did you mean 'codex'?\n"
+    assert record(ws, "s1")["tool"] == "codx"
+    other = hippo("session", "start", "--id", "s2", "--tool", "aider", cwd=ws)
+    assert (other.code, other.err) == (0, "")

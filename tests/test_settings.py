@@ -169,3 +169,114 @@ def test_settings_that_cannot_be_read(make_workspace: WorkspaceMaker, hippo: Hip
     run = hippo("context", cwd=root)
     assert run.code == 1
     assert run.err == "error: .hippo/settings.toml: cannot be read (Is a directory)\n"
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        (
+            "model_backend",
+            "opnai",
+            "model_backend: 'opnai' is not a backend here; use one of: command, openai - "
+            "did you mean 'openai'?",
+        ),
+        (
+            "registries",
+            '["http://packs.example.org/index.toml"]',
+            "registries: http://packs.example.org/index.toml: plain http is refused; use https",
+        ),
+        (
+            "registries",
+            '["ftp://example.org/i.toml"]',
+            "registries: ftp://example.org/i.toml: 'ftp'",
+        ),
+        ("registries", '["../team/index.toml"]', "registries: ../team/index.toml: no index file"),
+        (
+            "themes",
+            '["core-strikt"]',
+            "themes: 'core-strikt' is not installed here; install it first "
+            "(hippo pack add core-strikt)",
+        ),
+        ("themes", '["core"]', "themes: 'core' is a pack, not a theme"),
+        ("index_url", "postgresql+psycopg://hippo@db:abc/team", "index_url: the port 'abc' is"),
+        ("index_url", "postgresql+psycopg://hippo@db:99999/team", "index_url: the port '99999'"),
+    ],
+)
+def test_config_set_refuses_a_value_a_later_command_would_refuse(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, key: str, value: str, message: str
+):
+    """What dream, pack and ingest would refuse, config set refuses first (newcomer 3)."""
+    root = make_workspace(SETTINGS)
+    assert hippo("init", cwd=root).code == 0
+    before = (root / ".hippo" / "settings.toml").read_bytes()
+    run = hippo("config", "set", key, value, cwd=root)
+    assert (run.code, run.out) == (2 if key != "index_url" else 1, "")
+    assert run.err == f"error: .hippo/settings.toml: {message}" + run.err.split(message, 1)[1]
+    assert run.err.count("\n") == 1
+    assert (root / ".hippo" / "settings.toml").read_bytes() == before
+
+
+def test_config_set_takes_what_the_workspace_can_use(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    root = make_workspace("")
+    assert hippo("init", cwd=root).code == 0
+    (root / "team").mkdir()
+    (root / "team" / "index.toml").write_text("format = 1\npack = []\n", encoding="utf-8")
+    for key, value in (
+        ("model_backend", "openai"),
+        ("registries", '["team/index.toml", "https://packs.example.org/index.toml", "hippo"]'),
+        ("registries", '["http://127.0.0.1:8000/index.toml"]'),
+        ("index_url", "postgresql+psycopg://hippo@db:5432/team"),
+    ):
+        assert hippo("config", "set", key, value, cwd=root).code == 0, (key, value)
+    assert hippo("pack", "add", "core-strict", cwd=root).code == 0
+    assert hippo("config", "set", "themes", '["core-strict"]', cwd=root).code == 0
+    # A misspelt theme that is installed under another name is named, not offered to install.
+    run = hippo("config", "set", "themes", '["core-strikt"]', cwd=root)
+    assert run.err.endswith(
+        "themes: 'core-strikt' is not installed here; did you mean 'core-strict'?\n"
+    )
+
+
+def test_an_index_url_whose_port_is_no_number_is_one_line_at_use(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    root = make_workspace('index_url = "postgresql+psycopg://hippo@db:abc/team"\n')
+    run = hippo("ingest", cwd=root)
+    assert run.code == 1
+    assert run.err == (
+        "error: .hippo/settings.toml: index_url: the port 'abc' is not a number from 1 to 65535, "
+        'found "postgresql+psycopg://db:abc/team"\n'
+    )
+
+
+def test_config_set_takes_a_negative_number_and_shows_a_list(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    root = make_workspace("")
+    run = hippo("config", "set", "triggers.after_sessions", "-1", cwd=root)
+    assert run.err == (
+        "error: .hippo/settings.toml: triggers.after_sessions: input should be greater than "
+        "or equal to 0, found -1\n"
+    )
+    run = hippo("config", "set", "model_command", "claude -p --system-prompt-file x", cwd=root)
+    assert run.err.endswith(
+        """; write a list: hippo config set model_command '["claude", "-p", """
+        """"--system-prompt-file", "x"]'\n"""
+    )
+    assert (root / ".hippo" / "settings.toml").read_text() == ""
+
+
+def test_every_commented_default_of_the_template_is_toml_once_uncommented():
+    """Uncommenting a line of the file ``hippo init`` writes gives valid TOML (the
+    ``[openai]`` table's ``extra_body`` gave ``extra_body =``: newcomer defect 29)."""
+    import re
+    import tomllib
+
+    from hippo_core.settings_schema import settings_template
+
+    lines = re.findall(r"^# (\w+ = .*?)(?:  # .*)?$", settings_template(), re.M)
+    assert len(lines) > 15
+    for line in lines:
+        assert tomllib.loads(line), line

@@ -46,6 +46,13 @@ def test_the_sleep_chapter_runs_as_written(tmp_path: Path, hippo: HippoRunner):
             continue
         if info == "json":
             decisions = json.loads("\n".join(body))
+            if isinstance(decisions, dict):  # an extractive answer: choices only
+                from hippo_packs.sleep.cycle.choices import KINDS
+
+                chosen = decisions["operations"]
+                assert all(set(op) == {"kind", "fragments", "core"} for op in chosen), where
+                assert all(op["kind"] in KINDS for op in chosen), where
+                continue
             assert all({"op", "verdict"} <= set(d) for d in decisions), where
             continue
         if info == "python":

@@ -265,6 +265,7 @@ def test_an_unreachable_model_fails_the_sleep_and_spends_its_brief(
     assert "connection refused" in spent(night, brief["id"])
     status = night.json("sleep", "status")
     assert status["brief"] is None and "The last sleep failed" in status["say"]
+    assert "Its brief is spent: put that right, then write a fresh one" in status["say"]
     assert len(night.json("remember", "list")) == 3  # nothing lost: the fragments wait
 
 

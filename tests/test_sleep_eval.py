@@ -79,3 +79,24 @@ def test_a_bad_case_is_one_line_naming_its_file(make_workspace: WorkspaceMaker, 
     run = night.run("eval", "pack", "sleep", "--case", "verbatim")
     assert run.code == 1
     assert "eval/verbatim/case.toml: fragment.0.content: Field required" in run.out + run.err
+
+
+def test_the_shipped_recording_of_the_small_model_replays_with_no_model(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    """The pack's cases come with what SmolLM2-135M chose for them (extractive drafting,
+    recorded with ``hippo eval pack sleep --record``): replayed on any day, in a workspace
+    with no model set, out of the box."""
+    night = make_sleepy(make_workspace(), hippo)
+    replayed = night.json("eval", "pack", "sleep", "--replay")
+    cases = {case["name"]: case for case in replayed["cases"]}
+    assert all(case["status"] == "ok" for case in cases.values()), cases
+    # it chose a new core every time: the attach and the supersede miss
+    assert [cases[n]["matched"] for n in ("attach", "new-core", "supersede", "verbatim")] == [
+        0,
+        1,
+        0,
+        1,
+    ]
+    assert replayed["recall"]["rate"] == 0.5 and replayed["calls"] == 3
+    assert replayed["validity"]["rate"] == 1.0

@@ -53,7 +53,9 @@ def managed(night: Sleepy, tmp_path: Path, port: int, **lifecycle: Any) -> None:
         **lifecycle,
     }
     lines = ["", "[sleep.model]", f'url = "http://127.0.0.1:{port}/v1"', "timeout_seconds = 10"]
-    lines += ["[sleep.model.lifecycle]"] + [f"{k} = {json.dumps(v)}" for k, v in settings.items()]
+    lines += ['draft = "abstractive"', "[sleep.model.lifecycle]"] + [
+        f"{k} = {json.dumps(v)}" for k, v in settings.items()
+    ]
     with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
 
@@ -328,3 +330,30 @@ def test_a_model_server_that_redirects_never_gives_the_key_to_the_other_host(
     assert stolen == [] and night.drafts() == []
     stop()
     stop_elsewhere()
+
+
+def test_llama_cpp_python_started_by_hippo_gets_its_schema_form_first(
+    night: Sleepy, tmp_path: Path
+) -> None:
+    """``response_format = "auto"`` with a server hippo starts that is llama-cpp-python's
+    (``llama_cpp`` in its start line) sends the schema as ``json_object`` at once."""
+    port = free_port()
+    reply = tmp_path / "reply.json"
+    reply.write_text(
+        json.dumps({"operations": [{"kind": "new_core", "fragments": [1], "core": "none"}]})
+    )
+    (tmp_path / "tiny.gguf").write_bytes(b"GGUF")
+    asked = tmp_path / "requests.jsonl"
+    start = (
+        f"{sys.executable} {SERVER} -m {tmp_path / 'tiny.gguf'} --host 127.0.0.1 --port {port} "
+        f"--reply-file {reply} --requests-file {asked} --tag llama_cpp.server"
+    )
+    lines = ["", "[sleep.model]", f'url = "http://127.0.0.1:{port}/v1"', "timeout_seconds = 10"]
+    lines += ["[sleep.model.lifecycle]", f"start = {json.dumps(start)}", "poll_seconds = 0.1"]
+    lines += [f'health_url = "http://127.0.0.1:{port}/health"', "keep_warm_seconds = 0"]
+    with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    assert sleep_on_three(night)["check"]["slept"]["outcome"] == "drafted"
+    sent = [json.loads(line) for line in asked.read_text().splitlines()]
+    assert [s["response_format"]["type"] for s in sent] == ["json_object"]
+    assert "enum" in json.dumps(sent[0]["response_format"]["schema"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -625,3 +626,22 @@ def test_a_forget_flag_edited_to_name_another_file_purges_nothing(
     assert not (night.root / ".hippo/sleep/tombstones").exists()
     said = "is not a record id" if core != CORE else "is not a core's note under notes/cores/"
     assert tick.code == 1 and said in tick.err and len(tick.err.splitlines()) == 1
+
+
+def test_a_tend_with_nothing_to_do_says_so_and_its_time_is_iso(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+) -> None:
+    """``hippo sleep tend`` said nothing, its ``at`` was epoch seconds where every other
+    answer has ISO times, and the audit printed Python's None (newcomer defects 17, 25, 30)."""
+
+    night = make_sleepy(make_workspace(), hippo)
+    said = night.ok("sleep", "tend")
+    assert said.out == (
+        "nothing to tend: no denied operation to redraft, no finished chain to close\n"
+    )
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", night.json("sleep", "tend")["at"])
+    night.ok("remember", "deploys run from main", "--topic", "deploy")
+    night.ok("brief", "--summary", "deploys", "--promote", "deploy")
+    night.ok("nudge")
+    [model] = [line for line in night.ok("sleep", "audit").out.splitlines() if "model" in line]
+    assert model == "model mechanical (no model): first pass -, mean attempts 1.0, repeat rate -"

@@ -46,8 +46,10 @@ SESSIONS = [
 class Session:
     """The JSON lines of one Claude Code session."""
 
-    def __init__(self, cwd: Path, start: datetime) -> None:
-        self.id = str(uuid.uuid4())
+    def __init__(self, cwd: Path, start: datetime, number: int) -> None:
+        # The same id on every run, so a second run replaces its sessions rather than adding
+        # two more: the index keeps the turns of transcripts that are gone.
+        self.id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{cwd.as_uri()}#session-{number}"))
         self.cwd, self.clock, self.parent = str(cwd), start, None
         self.lines: list[str] = []
 
@@ -95,7 +97,7 @@ def main() -> None:
         old.unlink()
     start = datetime.now(UTC) - timedelta(hours=len(SESSIONS) + 1)
     for number, (prompt, tools, answer) in enumerate(SESSIONS):
-        session = Session(EXAMPLE, start + timedelta(hours=number))
+        session = Session(EXAMPLE, start + timedelta(hours=number), number)
         session.record("user", {"role": "user", "content": prompt})
         for name, arguments in tools:
             session.tool(name, arguments)

@@ -21,7 +21,8 @@ LOG_TAIL_BYTES = 256 * 1024
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
-    found = _model_program(workspace) + _hooks(workspace) + _hook_failures() + _mcp(workspace)
+    found = _model_program(workspace) + _hooks(workspace) + _hook_failures(workspace)
+    found += _mcp(workspace)
     return _first_run(workspace) + found + _schedule(workspace)
 
 
@@ -109,14 +110,15 @@ def _hooks(workspace: Workspace) -> list[Finding]:
                 "info",
                 "hooks",
                 "no agent has hippo's hooks here: `hippo hooks install claude-code` (or codex, "
-                "gemini) gives each session its context",
+                "gemini, opencode) gives each session its context",
             )
         )
     return findings
 
 
-def _hook_failures() -> list[Finding]:
-    """For each hook, its last failure in ``$HIPPO_HOME/hooks.log`` in the past 7 days."""
+def _hook_failures(workspace: Workspace) -> list[Finding]:
+    """For each hook, its last failure in ``$HIPPO_HOME/hooks.log`` in the past 7 days, in
+    this workspace (the log is the machine's: a line ends with the workspace it was in)."""
     import calendar
     import time
 
@@ -132,7 +134,11 @@ def _hook_failures() -> list[Finding]:
         return []
     since = time.time() - RECENT_SECONDS
     last: dict[str, str] = {}
+    here = f" (workspace {workspace.folder})"
     for line in tail.splitlines():
+        if not line.endswith(here):
+            continue
+        line = line.removesuffix(here)
         stamp, _, rest = line.partition(" hook ")
         event, colon, message = rest.partition(": ")
         if not colon or message.startswith("omitted: "):  # a part left out is the budget's way

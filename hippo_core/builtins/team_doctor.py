@@ -42,8 +42,10 @@ def _server(workspace: Workspace) -> list[Finding]:
     try:
         url = team.configured_url(workspace)
         made = team.engine(url, timeout=team.READ_TIMEOUT)
+    except team.Unreachable as exc:
+        return [_away(exc)]
     except HippoError as exc:
-        return [Finding("error", "team index", str(exc))]
+        return [Finding("error", "team index", _once(str(exc)))]
     project, here = team.project_of(workspace), team.machine()["id"]
     try:
         with made.connect() as conn:
@@ -56,7 +58,7 @@ def _server(workspace: Workspace) -> list[Finding]:
                 {"project": project, "here": here},
             ).one()
     except DBAPIError as exc:
-        return [Finding("error", "team index", str(team.unreachable(url, exc)))]
+        return [_away(team.unreachable(url, exc))]
     finally:
         made.dispose()
     detail = (
@@ -65,3 +67,16 @@ def _server(workspace: Workspace) -> list[Finding]:
         f"{row.mine} pushed from this machine"
     )
     return [Finding("info", "team index", detail)]
+
+
+def _away(exc: Exception) -> Finding:
+    """A server away is a warning, as ingest and search say it: the local index goes on, and
+    a CI job or a train ride without the server is no failure."""
+    from hippo_core.findings import Finding
+
+    return Finding("warning", "team index", _once(str(exc)))
+
+
+def _once(line: str) -> str:
+    """The line without its own ``team index`` at the start: the finding says it already."""
+    return line.removeprefix("team index ")

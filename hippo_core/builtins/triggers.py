@@ -77,7 +77,28 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
         said.append("when an agent compacts its context")
     if not said:
         return []
-    return [Finding("info", "triggers", f"dreams start {' and '.join(said)}")]
+    detail = f"dreams start {' and '.join(said)}"
+    problem = _no_model(workspace)
+    if problem:
+        # Each dream they start would fail, and the block of every session would say so.
+        detail += f", but every one would fail: {problem}; or turn the triggers off"
+        return [Finding("warning", "triggers", detail)]
+    return [Finding("info", "triggers", detail)]
+
+
+def _no_model(workspace: Workspace) -> str:
+    """Why a dream started here could not call a model; empty when it could."""
+    from hippo_core.errors import HippoError
+    from hippo_core.plugins import load_plugins
+
+    factory = load_plugins().backends().get(workspace.settings.model_backend)
+    if factory is None:
+        return f"model_backend {workspace.settings.model_backend!r} is not a backend here"
+    try:
+        factory(workspace)
+    except HippoError as exc:
+        return str(exc)
+    return ""
 
 
 def settings(workspace: Workspace) -> Triggers:
@@ -109,6 +130,7 @@ def ended_since_dream(workspace: Workspace) -> int:
 
     from hippo_core import jsontext
     from hippo_core.dream import state
+    from hippo_core.model_folder import in_model_folder
 
     last = state.parse_time((state.read_state(workspace).get("last_run") or {}).get("at"))
     since = last.timestamp() if last else 0.0
@@ -125,7 +147,9 @@ def ended_since_dream(workspace: Workspace) -> int:
                 record = jsontext.loads(handle.read())
         except (OSError, ValueError):
             continue
-        ended = state.parse_time(record.get("ended")) if isinstance(record, dict) else None
+        if not isinstance(record, dict) or in_model_folder(record.get("cwd")):
+            continue  # a dream's own model run is no session of the workspace
+        ended = state.parse_time(record.get("ended"))
         # Both times are to the second: a session that ended in the second the dream
         # started is the dream's (its transcript was there to read).
         if ended is not None and ended.timestamp() > since:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import typer
 
-from hippo_core.cli.common import command_group, current_workspace, subcommand
+from hippo_core.cli.common import HippoCommand, command_group, current_workspace, subcommand
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo_core.settings import Settings
 
 app = command_group("Read and change workspace settings.")
 
@@ -35,7 +39,8 @@ def get(key: str = typer.Argument(..., metavar="KEY", help="The setting's name."
     typer.echo(value if isinstance(value, str) else tomlkit.item(value).as_string())
 
 
-@subcommand(app, "set")
+# A negative number is a value, not an option: ``hippo config set budget_bytes -5``.
+@app.command("set", cls=HippoCommand, context_settings={"ignore_unknown_options": True})
 def set_(
     key: str = typer.Argument(..., metavar="KEY", help="The setting's name."),
     value: str = typer.Argument(
@@ -58,7 +63,14 @@ def set_(
         set_plugin_setting(found, load_plugins(), key, value, shown_as=shown)
         return
     _misplaced(key, f"set {{key}} {value}")
-    set_setting(found.settings_path, key, value, shown_as=shown)
+
+    def usable(settings: Settings) -> None:
+        from hippo_core.plugins import load_plugins
+        from hippo_core.settings_use import check_value
+
+        check_value(found.folder, load_plugins(), key, settings, shown)
+
+    set_setting(found.settings_path, key, value, shown_as=shown, check=usable)
 
 
 def _plugin_table(key: str) -> bool:

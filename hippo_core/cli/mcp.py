@@ -35,7 +35,7 @@ def mcp(ctx: typer.Context) -> None:
 
     With no command, serve the tools on stdin and stdout for the workspace of the current
     folder: an agent starts it this way in its project. It needs the mcp extra
-    (pip install 'hippo-memory[mcp]').
+    (pip install -e '.[mcp]' in hippo's checkout).
     """
     if ctx.invoked_subcommand is not None:
         return

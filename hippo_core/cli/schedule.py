@@ -14,6 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.plugins import ScheduleJob
     from hippo_core.schedule import Entry
+    from hippo_core.workspace import Workspace
 
 app = command_group(
     "Run hippo dream (and the jobs plugins add) on a clock: launchd on macOS, systemd on "
@@ -23,7 +24,10 @@ app = command_group(
 
 def install(
     dream_every: str = typer.Option(
-        "", "--dream-every", metavar="SPAN", help="Dream this often: 30m, 6h, 1d (default 1d)."
+        "",
+        "--dream-every",
+        metavar="SPAN",
+        help="Dream this often: 30m, 6h, 1d (default: 1d, at 03:00 local time).",
     ),
     dream_at: str = typer.Option(
         "", "--dream-at", metavar="HH:MM", help="Dream once a day at this local time."
@@ -45,10 +49,11 @@ def install(
         raise UsageError(f"give one scheduler, not {' and '.join('--' + c for c in chosen)}")
     here = current_workspace()
     when = schedule.at(dream_at) if dream_at else schedule.every(dream_every or "1d")
+    chosen_jobs = [job for job in _plugin_jobs().values() if wanted.get(_parameter(job.name))]
+    _refuse_without_pack(here, chosen_jobs)
     more = tuple(
         schedule.Job(job.name, schedule.every(job.every, f"--{job.name}"), job.args)
-        for job in _plugin_jobs().values()
-        if wanted.get(_parameter(job.name))
+        for job in chosen_jobs
     )
     scheduler = schedule.choose(chosen[0] if chosen else None)
     entries, changed, moved = schedule.install(
@@ -71,6 +76,29 @@ def _plugin_jobs(*, warn: bool = False) -> dict[str, ScheduleJob]:
     for line in problems if warn else []:
         say(f"warning: {line}")
     return found
+
+
+def _refuse_without_pack(here: Workspace, jobs: list[ScheduleJob]) -> None:
+    """A job whose pack does not run here would fail at every run: refuse it now."""
+    from hippo_core.errors import HippoError
+    from hippo_core.packs.files import PackError
+    from hippo_core.packs.survey import survey
+    from hippo_core.plugins import load_plugins
+
+    needed = [job for job in jobs if job.pack]
+    if not needed:
+        return
+    try:
+        running = {found.name for found in survey(here, load_plugins(), strict=False).packs}
+    except PackError:  # a broken pack elsewhere: look for the folder itself
+        running = {job.pack for job in needed if (here.packs_dir / job.pack).is_dir()}
+    for job in needed:
+        if job.pack not in running:
+            raise HippoError(
+                f"--{job.name} runs `hippo {' '.join(job.args)}`, which needs the {job.pack} "
+                f"pack in this workspace (.hippo/packs/{job.pack}/); add it first with "
+                f"`hippo pack add {job.pack}`"
+            )
 
 
 def _parameter(name: str) -> str:

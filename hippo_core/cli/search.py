@@ -43,12 +43,14 @@ def search(
 ) -> None:
     """Search the indexed turns and print the best matches with snippets.
 
-    In a workspace with a team index (``index_url``), the team's turns of the workspace
-    (``--all-projects``: of every project on it); elsewhere, or with ``--local``, every turn
-    this machine indexed.
+    In a workspace with a team index (index_url), the team's turns of the workspace
+    (--all-projects: of every project on it); elsewhere, or with --local, every turn this
+    machine indexed.
     """
     from hippo_core.index.search import find_turns
 
+    if tool is not None:
+        _known_tool(tool)
     hits = None
     url, project = ("", "") if local else _team()
     if url:
@@ -75,6 +77,23 @@ def search(
     if not hits:
         typer.echo("no turns match", err=True)
         raise typer.Exit(1)
+
+
+def _known_tool(tool: str) -> None:
+    """A ``--tool`` that is no transcript source here would only say "no turns match"."""
+    import difflib
+
+    from hippo_core.plugins import load_plugins
+
+    known = sorted(load_plugins().sources())
+    if tool in known:
+        return
+    close = difflib.get_close_matches(tool, known, n=1, cutoff=0.6)
+    hint = f" - did you mean '{close[0]}'?" if close else ""
+    raise UsageError(
+        f"--tool '{tool}' is no agent whose turns hippo indexes; the agents are: "
+        f"{', '.join(known)}{hint}"
+    )
 
 
 def _team() -> tuple[str, str]:

@@ -25,10 +25,25 @@ def start(
     from hippo_core.workspace import Workspace
 
     workspace = Workspace.find()
+    _close_to_a_known_tool(tool)
     raw = session or f"s-{uuid.uuid4().hex[:16]}"
     with sessions.records_lock(workspace):
         record = sessions.declare(workspace, raw, tool, task=task, cwd=str(Path.cwd()))
     typer.echo(record["id"])
+
+
+def _close_to_a_known_tool(tool: str) -> None:
+    """Any name is an agent's (one hippo reads no transcripts of, too), but one a letter off
+    a known agent's is likely a typo: say so, and record it as given."""
+    import difflib
+
+    from hippo_core.cli.common import say
+    from hippo_core.plugins import load_plugins
+
+    known = sorted(load_plugins().sources())
+    close = difflib.get_close_matches(tool, known, n=1, cutoff=0.7)
+    if tool not in known and close:
+        say(f"warning: --tool '{tool}' is recorded as given; did you mean '{close[0]}'?")
 
 
 @subcommand(app, "end")

@@ -22,7 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
 from hippo_core.errors import HippoError
-from hippo_core.leftovers import MODEL_PREFIX, OWNER
+from hippo_core.model_folder import OWNER, PREFIX
 
 if TYPE_CHECKING:
     import http.client
@@ -41,6 +41,8 @@ SYSTEM_FILE = "{system_file}"
 
 _CHUNK = 64 * 1024
 _STDERR_TAIL = 8 * 1024
+#: How :class:`OpenAIBackend` may send a JSON schema the answer must meet.
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "none")
 _SHOWN = 200
 """Characters of a program's stderr line or a server's error body that a message quotes."""
 _GRACE = 2.0
@@ -79,7 +81,10 @@ class CommandBackend:
             argv[0] = str(workspace.root / program)
         return cls(tuple(argv), settings.model_timeout_seconds)
 
-    def complete(self, prompt: str, *, system: str | None = None) -> Reply:
+    def complete(
+        self, prompt: str, *, system: str | None = None, json_schema: dict[str, Any] | None = None
+    ) -> Reply:
+        """``json_schema`` is ignored: a program on a pipe has no way to be held to one."""
         stdin = marked(prompt).encode("utf-8")
         if not any(SYSTEM_FILE in arg for arg in self.argv):
             if system is not None:
@@ -103,7 +108,7 @@ class CommandBackend:
         import tempfile
 
         if self.cwd is None:
-            with tempfile.TemporaryDirectory(prefix=MODEL_PREFIX) as folder:
+            with tempfile.TemporaryDirectory(prefix=PREFIX) as folder:
                 # Whose folder it is: a later run removes it once this process is gone.
                 Path(folder, OWNER).write_text(f"{os.getpid()}\n", encoding="ascii")
                 return self._run_in(Path(folder), argv, stdin, extra_bytes_in)
@@ -315,6 +320,16 @@ class OpenAIBackend:
     name: str = "openai"
     extra_body: dict[str, Any] = field(default_factory=dict)
     """Merged into every request (``chat_template_kwargs`` and the like)."""
+    response_format: str = "auto"
+    """How a ``json_schema`` given to :meth:`complete` is sent, one of
+    :data:`RESPONSE_FORMATS`: ``json_schema`` is OpenAI's form (OpenAI, vLLM, Ollama,
+    llama.cpp's ``llama-server``), ``json_object`` puts the schema beside
+    ``{"type": "json_object"}`` (llama-cpp-python's server, ``llama-server``), ``none``
+    sends no schema, and ``auto`` tries them in that order. A server that refuses a form
+    (:func:`refused_schema`) is asked again at once with the next one, ``none`` last, and
+    the form stays for the backend's later calls."""
+    on_format: Callable[[str, str], None] | None = field(default=None, repr=False)
+    """Called with the next form and the refusal when a server refused one."""
 
     @classmethod
     def from_workspace(cls, workspace: Workspace) -> OpenAIBackend:
@@ -331,27 +346,42 @@ class OpenAIBackend:
             extra_body=dict(table.extra_body),
         )
 
-    def complete(self, prompt: str, *, system: str | None = None) -> Reply:
+    def complete(
+        self, prompt: str, *, system: str | None = None, json_schema: dict[str, Any] | None = None
+    ) -> Reply:
         import json
         import urllib.request
 
         messages = [{"role": "system", "content": system}] if system is not None else []
         messages.append({"role": "user", "content": marked(prompt)})
-        body = json.dumps(
-            {
-                "model": self.model,
-                "messages": messages,
-                "max_tokens": self.max_tokens,
-                "temperature": 0,
-                **self.extra_body,
-            }
-        ).encode("utf-8")
+        fields: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.max_tokens,
+            "temperature": 0,
+            **self.extra_body,
+        }
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         started = time.monotonic()
-        raw, size = self._send(request, deadline=started + self.timeout)
+        setting, refusal = self.response_format, ""
+        while True:
+            form = _FORMS[setting][0] if json_schema is not None else "none"
+            body = json.dumps({**fields, **_schema_fields(form, json_schema)}).encode("utf-8")
+            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+            try:
+                raw, size = self._send(request, deadline=started + self.timeout)
+            except ModelUnreachable as exc:
+                if form == "none" or not refused_schema(exc):
+                    raise
+                setting, refusal = _FORMS[setting][1], str(exc)
+                continue
+            break
+        if refusal:  # the form that was refused is never sent again by this backend
+            self.response_format = setting
+            if self.on_format is not None:
+                self.on_format(setting, refusal)
         if raw is None:
             call = Call("openai", len(body), size, time.monotonic() - started)
             return Reply(text="", call=call, too_large=True)
@@ -381,7 +411,9 @@ class OpenAIBackend:
             raise self._unreachable(str(exc)) from None
         except urllib.error.HTTPError as exc:
             with exc:
-                raise self._unreachable(f"answered HTTP {exc.code}: {_error_body(exc)}") from None
+                raise self._unreachable(
+                    f"answered HTTP {exc.code}: {_error_body(exc)}", status=exc.code
+                ) from None
         except urllib.error.URLError as exc:
             raise self._unreachable(self._reason(exc.reason)) from None
         except (OSError, http.client.HTTPException) as exc:
@@ -419,8 +451,8 @@ class OpenAIBackend:
             return f"the connection failed ({reason.strerror})"
         return f"the connection failed ({reason or type(reason).__name__})"
 
-    def _unreachable(self, what: str) -> ModelUnreachable:
-        return ModelUnreachable(f"openai backend at {self.url}: {what}")
+    def _unreachable(self, what: str, *, status: int | None = None) -> ModelUnreachable:
+        return ModelUnreachable(f"openai backend at {self.url}: {what}", status=status)
 
 
 def _read_capped(response: http.client.HTTPResponse, deadline: float) -> tuple[bytes | None, int]:
@@ -435,6 +467,34 @@ def _read_capped(response: http.client.HTTPResponse, deadline: float) -> tuple[b
             raise TimeoutError
         chunks.append(chunk)
     return b"".join(chunks), size
+
+
+#: Each form: what is sent, and the form that follows when a server refuses it.
+_FORMS = {
+    "auto": ("json_schema", "json_object"),
+    "json_schema": ("json_schema", "none"),
+    "json_object": ("json_object", "none"),
+    "none": ("none", "none"),
+}
+
+
+def _schema_fields(form: str, schema: dict[str, Any] | None) -> dict[str, Any]:
+    if schema is None or form == "none":
+        return {}
+    if form == "json_object":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    return {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "strict": True, "schema": schema},
+        }
+    }
+
+
+def refused_schema(exc: ModelUnreachable) -> bool:
+    """Whether a server refused the request for its ``response_format``: HTTP 400 or 422,
+    or a 500 whose error names the field (llama-cpp-python's validation error)."""
+    return exc.status in (400, 422) or (exc.status == 500 and "response_format" in str(exc))
 
 
 def _error_body(exc: urllib.error.HTTPError) -> str:

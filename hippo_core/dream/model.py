@@ -23,8 +23,13 @@ if TYPE_CHECKING:
 class ModelUnreachable(HippoError):
     """The model could not answer at all (not running, a timeout, an error exit).
 
-    The run fails rather than counting the missing answer as a rejection.
+    The run fails rather than counting the missing answer as a rejection. ``status`` is
+    the HTTP status a server answered with, when it answered one.
     """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -193,12 +198,18 @@ class Reply:
 class ModelBackend(Protocol):
     """Sends a prompt (and an optional system prompt) to a model, returns its reply.
 
-    Raises :class:`ModelUnreachable` when the model cannot answer at all.
+    ``json_schema``, when given, is the JSON schema the answer must meet: a backend whose
+    server can constrain its output to it sends it (the OpenAI backend, as
+    ``response_format``); one that cannot ignores it, and the caller checks the answer
+    as it would any other. Raises :class:`ModelUnreachable` when the model cannot answer
+    at all.
     """
 
     name: str
 
-    def complete(self, prompt: str, *, system: str | None = None) -> Reply: ...
+    def complete(
+        self, prompt: str, *, system: str | None = None, json_schema: dict[str, Any] | None = None
+    ) -> Reply: ...
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ def _run(
 
         if removed := tidy(workspace):
             report.add("Inputs", f"removed {removed} temporary file(s) left by killed runs")
-    index = team_index or TurnIndex.open(index_path())
+    index = team_index or TurnIndex.open(index_path(), workspace.root)
     now = options.until or datetime.now(UTC)
     saved = dream_state.read_state(workspace)
     # A failed chunk is where the next run starts, even when nothing succeeded before it.

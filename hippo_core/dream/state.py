@@ -96,11 +96,15 @@ def report_head(path: Path) -> tuple[str, bool]:
 
 
 def next_report(workspace: Workspace, day: str) -> Path:
-    """Where a run on ``day`` writes its report: ``<day>-dream.md`` if free or a dry run's,
-    else the first free ``<day>-<n>-dream.md``. A real run's report is never replaced."""
+    """Where a run on ``day`` writes its report: the day's newest report when that is a dry
+    run's (so dry runs do not pile up), else ``<day>-dream.md`` or the first free
+    ``<day>-<n>-dream.md``. A real run's report is never replaced."""
     folder = workspace.hippo_dir / "reports"
+    days = [path for path in reports(workspace) if path.name.startswith(f"{day}-")]
+    if days and report_head(days[-1])[1]:
+        return days[-1]
     first = folder / f"{day}-dream.md"
-    if not first.exists() or report_head(first)[1]:
+    if not first.exists():
         return first
     n = 2
     while (folder / f"{day}-{n}-dream.md").exists():

@@ -4,6 +4,7 @@ looked up as evidence, and each session's span and turn ordinals."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import replace
@@ -23,6 +24,21 @@ if TYPE_CHECKING:
 MAX_TURNS = 40
 _WORDS = re.compile(r"[^\W_]+")
 _KINDS = {"r": "read", "e": "edited", "c": "cited"}
+
+
+def shown(path: str, root: Path | None) -> str:
+    """A file a turn touched as the dream shows it: relative to the workspace ``root`` when
+    inside it (as notes are named), ``~/...`` inside the home folder, else as it is."""
+    if not os.path.isabs(path):
+        return path
+    if root is not None:
+        for top in dict.fromkeys((os.path.abspath(root), os.path.realpath(root))):
+            if path.startswith(top.rstrip(os.sep) + os.sep):
+                return path[len(top.rstrip(os.sep)) + 1 :]
+    home = os.path.expanduser("~")
+    if home not in ("", os.sep) and path.startswith(home.rstrip(os.sep) + os.sep):
+        return "~" + path[len(home.rstrip(os.sep)) :]
+    return path
 
 
 def bound(moment: datetime) -> str:
@@ -74,8 +90,10 @@ class TurnIndex:
     methods, which the team index (:class:`~hippo_core.index.team_turns.TeamTurnIndex`)
     asks of PostgreSQL instead."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, root: Path | None = None) -> None:
         self.engine = engine
+        #: The workspace whose files the turns' file lists show relative to it.
+        self.root = root
         self._conn: Connection | None = None
         self._last: tuple[tuple[Any, ...], list[TurnText]] | None = None
 
@@ -86,11 +104,12 @@ class TurnIndex:
         self.engine.dispose()
 
     @classmethod
-    def open(cls, path: Path) -> TurnIndex | None:
-        """The index at ``path``; None when there is none yet (nothing was ingested)."""
+    def open(cls, path: Path, root: Path | None = None) -> TurnIndex | None:
+        """The index at ``path``; None when there is none yet (nothing was ingested).
+        ``root``: the workspace the turns' files are shown relative to (:func:`shown`)."""
         from hippo_core.index.db import open_for_reading
 
-        return cls(open_for_reading(path)) if path.exists() else None
+        return cls(open_for_reading(path), root) if path.exists() else None
 
     def records(self) -> list[dict[str, Any]]:
         """Sessions of other machines the dream should see: none in the local index (a team
@@ -111,7 +130,7 @@ class TurnIndex:
         if rows:
             for row in self._touched_rows(",".join(str(int(r.id)) for r in rows)):
                 files.setdefault(row.turn, []).append(
-                    f"{_KINDS.get(row.kind, row.kind)} {row.path}"
+                    f"{_KINDS.get(row.kind, row.kind)} {shown(row.path, self.root)}"
                 )
         return [
             TurnText(

@@ -2,7 +2,9 @@
 
 A session belongs when it ran in the workspace's folder (or the same folder of one of its
 git worktrees), or when one of its turns read, edited or cited one of the workspace's
-notes. Sessions of other projects stay in the index and get no record here.
+notes. Sessions of other projects stay in the index and get no record here, and so do the
+sessions of hippo's own model runs (a ``cwd`` in one of its model folders,
+:mod:`hippo_core.model_folder`), whatever notes they read.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from hippo_core import sessions
 from hippo_core.cache import read_cache, write_cache
 from hippo_core.index.db import connect, generation
+from hippo_core.model_folder import in_model_folder
 from hippo_core.workspace import Workspace
 
 TYPE_CHECKING = False
@@ -95,18 +98,22 @@ def members(
         ).fetchall()
     )
     belong = {sid for sid, row in rows.items() if any(_under(row["cwd"], f) for f in folders)}
+    hippos = {sid for sid, row in rows.items() if in_model_folder(row["cwd"])}
     for sid, cwd in conn.execute(
         f"SELECT DISTINCT t.session, t.cwd FROM {turns}", {"after": after}
     ):
         if sid not in belong and any(_under(cwd, f) for f in folders):
             belong.add(sid)
+        if sid not in hippos and in_model_folder(cwd):
+            hippos.add(sid)
+    belong -= hippos  # a dream's model run read the notes: hippo's own doing
     query = (
         f"SELECT DISTINCT t.session, f.path FROM touched f JOIN turns t ON t.id = f.turn "
         f"{changed} WHERE substr(f.path, 1, :length) = :prefix"
     )
     parameters = {"after": after, "length": len(prefix), "prefix": prefix}
     for sid, path in conn.execute(query, parameters):
-        if sid not in belong and _is_note(path, notes_root):
+        if sid not in belong and sid not in hippos and _is_note(path, notes_root):
             belong.add(sid)
     return [{**rows[sid], "turns": counts.get(sid, 0)} for sid in sorted(belong) if sid in rows]
 

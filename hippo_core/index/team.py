@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.distribution import install_hint, upgrade_hint
 from hippo_core.errors import HippoError
 from hippo_core.owner_only import owner_only_write
 
@@ -45,10 +46,14 @@ BATCH, TURN_BATCH = 200, 1000
 
 def configured_url(workspace: Workspace | None) -> str:
     """The team index's URL: ``HIPPO_INDEX_URL``, else the workspace's ``index_url``."""
+    from hippo_core.index_url import index_url_problem
+
     found = os.environ.get(ENV, "").strip()
     if found:
         if not found.startswith(("postgresql://", "postgresql+psycopg://")):
             raise HippoError(f"{ENV}={shown(found)}: give a postgresql+psycopg:// URL, or unset it")
+        if problem := index_url_problem(found):
+            raise HippoError(f"{ENV}={shown(found)}: {problem}; put it right, or unset it")
         return found
     return workspace.settings.index_url if workspace is not None else ""
 
@@ -89,12 +94,10 @@ def engine(url: str, *, timeout: int = PUSH_TIMEOUT) -> Engine:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        raise HippoError(
-            "the team index needs psycopg: pip install 'hippo-memory[postgres]'"
-        ) from None
+        raise HippoError(f"the team index needs psycopg: {install_hint('postgres')}") from None
     try:
         made = create_engine(url, pool_pre_ping=True, connect_args={"connect_timeout": timeout})
-    except ArgumentError as exc:
+    except (ArgumentError, ValueError) as exc:  # ValueError: a port that is not a number
         raise HippoError(f"index_url {shown(url)} is not a database URL ({exc})") from None
     try:
         _ensure_schema(made)
@@ -104,7 +107,11 @@ def engine(url: str, *, timeout: int = PUSH_TIMEOUT) -> Engine:
     return made
 
 
-def unreachable(url: str, exc: BaseException) -> HippoError:
+class Unreachable(HippoError):
+    """The team's server cannot be reached or refuses us: the local index goes on."""
+
+
+def unreachable(url: str, exc: BaseException) -> Unreachable:
     """One line for a server that cannot be reached, or refuses, with what to do."""
     cause = getattr(exc, "orig", None) or exc
     reason = " ".join(str(cause).split()) or type(cause).__name__
@@ -112,7 +119,7 @@ def unreachable(url: str, exc: BaseException) -> HippoError:
         hint = "check the user and the password (in ~/.pgpass or PGPASSWORD)"
     else:
         hint = "the local index has everything; the next ingest catches up"
-    return HippoError(f"team index {shown(url)}: {reason[:300]}; {hint}")
+    return Unreachable(f"team index {shown(url)}: {reason[:300]}; {hint}")
 
 
 def _ensure_schema(made: Engine) -> None:
@@ -141,7 +148,7 @@ def _ensure_schema(made: Engine) -> None:
     if found != str(team_schema.SCHEMA_VERSION):
         newer = found is not None and found.isdigit() and int(found) > team_schema.SCHEMA_VERSION
         what = (
-            "a newer hippo made it: upgrade hippo here (pip install -U hippo-memory)"
+            f"a newer hippo made it: upgrade hippo here ({upgrade_hint()})"
             if newer
             else "upgrade hippo on every machine that writes to it, then ask its owner to "
             "recreate it (its data is the members' local indexes, pushed again by each ingest)"
@@ -582,7 +589,10 @@ def search(
         params["who"] = who
     sql = text(
         "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.member, "
-        "ts_headline('simple', t.prompt || ' ' || t.answer, q, "
+        # As the local index's snippet does: from the prompt when it matches, else the
+        # answer, never the two run together.
+        "ts_headline('simple', CASE WHEN to_tsvector('simple', t.prompt) @@ q "
+        "THEN t.prompt ELSE t.answer END, q, "
         "'StartSel=[, StopSel=], MaxWords=16, MinWords=6, MaxFragments=2, "
         'FragmentDelimiter=" ... "\') AS snippet '
         "FROM hippo_turns t, to_tsquery('simple', :q) q "

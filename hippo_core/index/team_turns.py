@@ -33,10 +33,10 @@ class TeamTurnIndex(TurnIndex):
     """Read-only queries over the team index, limited to one project."""
 
     def __init__(self, engine: Engine, project: str, machine: str, workspace: Workspace) -> None:
-        super().__init__(engine)
+        super().__init__(engine, workspace.root)
         self.project = project
         self.machine = machine
-        self.root = workspace.root
+        self.folder = workspace.root
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         return super()._rows(sql, {"project": self.project, "machine": self.machine, **params})
@@ -115,7 +115,7 @@ class TeamTurnIndex(TurnIndex):
 
     def _relative(self, path: Path) -> str:
         try:
-            return path.resolve().relative_to(self.root.resolve()).as_posix()
+            return path.resolve().relative_to(self.folder.resolve()).as_posix()
         except ValueError:
             return str(path)
 
@@ -127,7 +127,7 @@ class TeamTurnIndex(TurnIndex):
             "WHERE t.project = :project AND t.session = :sid ORDER BY t.ordinal",
             {"sid": session},
         )
-        return [(_KINDS.get(r.kind, r.kind), str(self.root / r.path)) for r in rows]
+        return [(_KINDS.get(r.kind, r.kind), str(self.folder / r.path)) for r in rows]
 
     def first_prompt(self, session: str) -> str:
         rows = self._rows(
@@ -166,7 +166,7 @@ def turn_index(workspace: Workspace) -> TurnIndex | None:
 
     url = team.configured_url(workspace)
     if not url:
-        return TurnIndex.open(index_path())
+        return TurnIndex.open(index_path(), workspace.root)
     return TeamTurnIndex(
         team.engine(url), team.project_of(workspace), team.machine()["id"], workspace
     )

@@ -7,9 +7,10 @@ issue tracker in 2026; the project file first, then the user's):
   ``mcpServers`` of ``~/.claude.json``, which is ``$CLAUDE_CONFIG_DIR/.claude.json`` when that
   is set (``claude mcp add --scope user`` writes there: anthropics/claude-code#4193 and
   #48448). ``{"mcpServers": {"hippo": {"command": ..., "args": [...]}}}``.
-- Codex: ``[mcp_servers.hippo]`` with ``command`` and ``args`` in ``~/.codex/config.toml``
-  (``$CODEX_HOME/config.toml``), or ``.codex/config.toml`` in a project Codex trusts
-  (developers.openai.com/codex/mcp).
+- Codex: ``[mcp_servers.hippo]`` with ``command``, ``args`` and ``env_vars`` (Codex starts a
+  server with only a few of its own variables, ``HOME`` and ``PATH`` among them, and these
+  besides) in ``~/.codex/config.toml`` (``$CODEX_HOME/config.toml``), or
+  ``.codex/config.toml`` in a project Codex trusts (developers.openai.com/codex/mcp).
 - Gemini CLI: ``mcpServers`` in ``.gemini/settings.json``, or ``~/.gemini/settings.json``
   below ``$GEMINI_CLI_HOME`` when set (geminicli.com/docs/tools/mcp-server).
 - OpenCode: ``"mcp": {"hippo": {"type": "local", "command": [...], "enabled": true}}`` in
@@ -37,6 +38,10 @@ from hippo_core.errors import HippoError, UsageError
 AGENTS = ("claude-code", "codex", "gemini", "opencode")
 #: The server's name in every agent's config.
 NAME = "hippo"
+#: What Codex passes on to the server from its own environment besides its short default
+#: list (``HOME``, ``PATH`` ...): the variables that say which index and plugins hippo uses.
+#: Without them a server Codex starts reads another index than ``hippo ingest`` wrote.
+CODEX_ENV_VARS = ("HIPPO_HOME", "HIPPO_LOAD_PLUGINS", "XDG_DATA_HOME")
 #: The key holding the servers, by agent (Codex's is a TOML table).
 SERVERS = {
     "claude-code": "mcpServers",
@@ -108,6 +113,8 @@ def entry(agent: str) -> dict[str, Any]:
     argv = server_argv()
     if agent == "opencode":
         return {"type": "local", "command": argv, "enabled": True}
+    if agent == "codex":
+        return {"command": argv[0], "args": argv[1:], "env_vars": list(CODEX_ENV_VARS)}
     return {"command": argv[0], "args": argv[1:]}
 
 

@@ -1,5 +1,5 @@
 """``hippo mcp``: every tool the plugins register, served over MCP on stdio by the SDK's own
-low-level server (the optional extra: ``pip install 'hippo-memory[mcp]'``).
+low-level server (the optional extra ``mcp``: ``pip install -e '.[mcp]'`` in hippo's checkout).
 
 The agent starts the server in its project; each call finds the workspace from there
 again, so a note edited or a workspace made since the last call is what the next one sees.
@@ -7,7 +7,8 @@ Calls run one at a time in a worker thread, so the server keeps answering (pings
 tools) while a tool works, and a call the client gives up on still finishes its writes.
 Whatever a tool raises comes back as a tool error of one line (:func:`~.tool.call`); a
 malformed message is answered with a JSON-RPC error by the SDK; a client that goes away
-ends the server quietly.
+ends the server quietly. At the end of its input (a client that writes its requests and
+closes stdin) the server answers every request it read before, then exits 0.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 import sys
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.distribution import install_hint
 from hippo_core.errors import HippoError
 from hippo_core.version import __version__
 
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 #: The SDK this server is written against: 2.0 replaced the decorators of 1.x with
 #: handlers passed to ``Server``, and 2.3 is the release it was tested with.
 SDK = (2, 3)
-INSTALL = "pip install 'hippo-memory[mcp]'"
+INSTALL = install_hint("mcp")
 INSTRUCTIONS = (
     "hippo keeps this project's notes (Markdown, reviewed) and an index of what coding "
     "agents were asked and did. recall and read_note read the notes; search finds past "
@@ -153,11 +155,82 @@ def _caller(ctx: ServerRequestContext[Any]) -> dict[str, str]:
 
 
 async def _serve(tools: Mapping[str, Tool], start: str) -> None:
+    import anyio
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     server = mcp_server(tools, start)
     async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+        # The SDK's loop stops at the end of input, and the requests it was still working
+        # on go unanswered. Between it and stdin, the end of input is passed on only once
+        # every request read before it has been answered (or cancelled by the client).
+        inbox, inbound = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        outbound, outbox = anyio.create_memory_object_stream[SessionMessage](0)
+        waiting = _Unanswered()
+
+        async def take_in() -> None:
+            async with inbox:
+                async for message in read:
+                    waiting.read(message)
+                    await inbox.send(message)
+                await waiting.none()
+
+        async def give_out() -> None:
+            async with write:
+                async for message in outbox:
+                    await write.send(message)
+                    waiting.written(message)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(take_in)
+            group.start_soon(give_out)
+            await server.run(inbound, outbound, server.create_initialization_options())
+
+
+class _Unanswered:
+    """The ids of the client's requests read and not yet answered, each as often as it
+    was read (a client may use an id twice)."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.ids: dict[str | int, int] = {}
+        self.changed = anyio.Event()
+
+    def read(self, message: object) -> None:
+        """Note a request read from the client; a cancellation forgets the one it names
+        (the server answers no cancelled request)."""
+        from mcp_types import JSONRPCNotification, JSONRPCRequest
+
+        inner = getattr(message, "message", None)
+        if isinstance(inner, JSONRPCRequest):
+            self.ids[inner.id] = self.ids.get(inner.id, 0) + 1
+        elif isinstance(inner, JSONRPCNotification) and inner.method == "notifications/cancelled":
+            named = (inner.params or {}).get("requestId")
+            if isinstance(named, str | int):
+                self._forget(named)
+
+    def written(self, message: object) -> None:
+        """Note an answer written to the client."""
+        from mcp_types import JSONRPCError, JSONRPCResponse
+
+        inner = getattr(message, "message", None)
+        if isinstance(inner, JSONRPCResponse | JSONRPCError) and inner.id is not None:
+            self._forget(inner.id)
+
+    def _forget(self, request: str | int) -> None:
+        import anyio
+
+        left = self.ids.pop(request, 0) - 1
+        if left > 0:
+            self.ids[request] = left
+        self.changed.set()
+        self.changed = anyio.Event()
+
+    async def none(self) -> None:
+        """Return once every request read has been answered."""
+        while self.ids:
+            await self.changed.wait()
 
 
 def _client_gone(exc: BaseException) -> bool:

@@ -63,8 +63,10 @@ class Metered:
     def __post_init__(self) -> None:
         self.name = self.inner.name
 
-    def complete(self, prompt: str, *, system: str | None = None) -> Reply:
-        reply = self.inner.complete(prompt, system=system)
+    def complete(
+        self, prompt: str, *, system: str | None = None, json_schema: dict[str, Any] | None = None
+    ) -> Reply:
+        reply = self.inner.complete(prompt, system=system, json_schema=json_schema)
         self.calls += 1
         self.bytes_in += reply.call.bytes_in
         self.bytes_out += reply.call.bytes_out
@@ -88,8 +90,10 @@ class Recording:
     def __post_init__(self) -> None:
         self.name = self.inner.name
 
-    def complete(self, prompt: str, *, system: str | None = None) -> Reply:
-        reply = self.inner.complete(prompt, system=system)
+    def complete(
+        self, prompt: str, *, system: str | None = None, json_schema: dict[str, Any] | None = None
+    ) -> Reply:
+        reply = self.inner.complete(prompt, system=system, json_schema=json_schema)
         self.calls.append(
             {
                 "system": None if system is None else generic(system, self.root),
@@ -122,7 +126,10 @@ class Replay:
         default_factory=lambda: defaultdict(int)
     )
 
-    def complete(self, prompt: str, *, system: str | None = None) -> Reply:
+    def complete(
+        self, prompt: str, *, system: str | None = None, json_schema: dict[str, Any] | None = None
+    ) -> Reply:
+        """``json_schema`` is not part of the key: the prompt says what was asked."""
         key = (None if system is None else generic(system, self.root), generic(prompt, self.root))
         replies = [c["reply"] for c in self.calls if (c["system"], c["prompt"]) == key]
         if not replies:

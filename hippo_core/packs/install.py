@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo_core.distribution import upgrade_hint
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.packs.archive import remove_tree
 from hippo_core.packs.changing import changing_packs, rename_in, staging_folder
@@ -184,7 +185,7 @@ def _choose(pack: IndexPack, wanted: str | None, say: Say) -> Release:
         if not release.works_with(__version__):
             raise HippoError(
                 f"{release.label} needs hippo {release.hippo}; this is hippo {__version__}; "
-                "upgrade hippo (pip install -U hippo-memory) or choose another version"
+                f"upgrade hippo ({upgrade_hint()}) or choose another version"
             )
         if release.yanked:
             say(f"warning: {release.label} was yanked: {release.yanked}")
@@ -205,8 +206,7 @@ def _why_none(pack: IndexPack) -> str:
     newest = live[0]
     return (
         f"no version of {pack.name} works with hippo {__version__}: the newest, "
-        f"{newest.version}, needs hippo {newest.hippo}; upgrade hippo (pip install -U "
-        "hippo-memory)"
+        f"{newest.version}, needs hippo {newest.hippo}; upgrade hippo ({upgrade_hint()})"
     )
 
 
@@ -258,7 +258,7 @@ def _shipped(plugins: Plugins, release: Release) -> tuple[Path, str]:
     if not requirement.specifier.contains(__version__, prereleases=True):
         raise HippoError(
             f"{release.label} ships inside {release.distribution}; this is hippo "
-            f"{__version__}; upgrade hippo (pip install -U hippo-memory)"
+            f"{__version__}; upgrade hippo ({upgrade_hint()})"
         )
     source = plugins.packs().get(release.name)
     if source is None or not source.plugin.first_party:

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from hippo_core.distribution import upgrade_hint
 from hippo_core.packs.files import NO_LINKS, PackError, unknown_key
 
 MANIFEST = "pack.toml"
@@ -79,7 +80,7 @@ class Manifest:
             return None
         return (
             f"needs hippo {self.hippo} and this is hippo {version}; "
-            "upgrade hippo (pip install -U hippo-memory) or install an older version of the pack"
+            f"upgrade hippo ({upgrade_hint()}) or install an older version of the pack"
         )
 
     def missing_distributions(self) -> list[str]:

@@ -11,6 +11,7 @@ each time.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,7 +58,8 @@ def registry_at(text: str, base: Path, *, what: str) -> Registry:
     if not text.strip():
         raise UsageError(f"{what}: an empty location; give a path or an https URL")
     path = Path(text).expanduser()
-    return Registry(text, str(path if path.is_absolute() else base / path))
+    # Shown in messages: <workspace>/../team/index.toml reads better as the folder it is.
+    return Registry(text, os.path.normpath(path if path.is_absolute() else base / path))
 
 
 def configured(settings: Settings, root: Path) -> list[Registry]:

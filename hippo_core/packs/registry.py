@@ -149,7 +149,10 @@ def index_problems(raw: bytes, where: str, *, as_json: bool) -> tuple[IndexModel
     try:
         model = IndexModel.model_validate(values)
     except ValidationError as exc:
-        return None, [f"{prefix}: {_problem(error, values)}" for error in exc.errors()]
+        # A misspelt key is an unknown key and a missing one: name the unknown one first, as
+        # its suggestion says what is missing.
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        return None, [f"{prefix}: {_problem(error, values)}" for error in errors]
     return model, [f"{prefix}: {problem}" for problem in _entry_problems(model, where)]
 
 

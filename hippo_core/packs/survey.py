@@ -224,11 +224,16 @@ def _active(
         raise PackError(workspace.settings_path, f"themes: '{name}' is listed twice")
     theme = runs.get(name)
     if theme is None:
-        raise PackError(
-            workspace.settings_path,
-            f"themes: '{name}' is not installed here; install it (hippo pack add {name}) "
-            f"or take it out of themes in {shown}",
+        import difflib
+
+        installed = [f.name for f in runs.values() if f.is_theme]
+        close = difflib.get_close_matches(name, installed, n=1, cutoff=0.6)
+        fix = (
+            f"did you mean '{close[0]}'?"
+            if close
+            else f"install it (hippo pack add {name}) or take it out of themes in {shown}"
         )
+        raise PackError(workspace.settings_path, f"themes: '{name}' is not installed here; {fix}")
     if not theme.is_theme:
         raise PackError(
             workspace.settings_path,

@@ -137,7 +137,7 @@ class TurnBuilder:
     ) -> OpenTurn:
         """Close the current turn and open the next one at the prompt record (without
         any block hippo handed the agent, see :mod:`hippo_core.handover`)."""
-        if handover.BEGIN in prompt:
+        if handover.handed(prompt):
             prompt = handover.strip(prompt)
         snapshot = _snapshot(self.state)
         ordinals = self.state["ordinals"]

@@ -326,7 +326,8 @@ def _redact_short_options(text: str) -> tuple[str, int]:
             secret = option.group("secret")
             if secret[0] in "\"'" and len(secret) > 1:
                 start, end, secret = start + 1, end - 1, secret[1:-1]
-            if key == "curl":
+            if key == "curl" and not secret.startswith(("[redacted", "-")):
+                # (a value redacted already, `curl -u <a private key>`, is one marker)
                 user, colon, secret = secret.partition(":")
                 if not colon:
                     continue  # `curl -u user` asks for the password

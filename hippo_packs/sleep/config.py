@@ -67,6 +67,14 @@ class SleepModel(BaseModel):
     retry_after_seconds: float = Field(
         900.0, ge=0, description="After the model could not be reached, wait this long."
     )
+    draft: Literal["extractive", "abstractive"] = Field(
+        "extractive",
+        description="extractive: the model chooses fragments and cores, hippo writes the "
+        "text; abstractive: the model writes it.",
+    )
+    response_format: Literal["auto", "json_schema", "json_object", "none"] = Field(
+        "auto", description="How the answer's JSON schema is sent; auto tries each form."
+    )
     lifecycle: SleepLifecycle = Field(default_factory=SleepLifecycle)  # type: ignore[arg-type]
 
 

@@ -36,6 +36,7 @@ LOCAL = (
     ".hippo/sleep/ripples.jsonl",
     ".hippo/sleep/ripples.json",
     ".hippo/sleep/model.json",
+    ".hippo/sleep/formats.json",
     ".hippo/sleep/serve.lock",
     ".hippo/sleep/serve.token",
 )
@@ -79,11 +80,15 @@ def hippo_register_commands(register: Callable[[str, str, str], None]) -> None:
 
 
 @hookimpl
-def hippo_register_schedule_jobs(
-    register: Callable[[str, str, tuple[str, ...], str], None],
-) -> None:
+def hippo_register_schedule_jobs(register: Callable[..., None]) -> None:
     # The tick decides for itself what is due; five minutes keeps a nudge's tick close.
-    register("sleep-tick", "5m", ("sleep", "tick"), "Also run `hippo sleep tick` every 5 minutes.")
+    register(
+        "sleep-tick",
+        "5m",
+        ("sleep", "tick"),
+        "Also run `hippo sleep tick` every 5 minutes.",
+        pack="sleep",
+    )
 
 
 @hookimpl

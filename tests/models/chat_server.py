@@ -14,6 +14,10 @@ A rule's keys, all optional::
 Like a real server it holds the answer to the request's ``max_tokens``: a reply longer
 than four characters a token is cut there and sent with ``finish_reason: "length"``.
 No rule matching is HTTP 500 ``no rule matches``.
+
+``refuses`` maps a ``response_format`` type to the status a server that does not take it
+answers (llama-cpp-python's: 500, its validation error naming the field; others: 400),
+before any rule is tried.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ class ChatServer:
     url: str = ""
     rules: list[Rule] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    refuses: dict[str, int] = field(default_factory=dict)
 
     def add(self, reply: Any = "", *when: str, **options: Any) -> None:
         self.rules.append(Rule(reply, tuple(when), **options))
@@ -62,6 +67,11 @@ class ChatServer:
         return [r["messages"][-1]["content"] for r in self.requests]
 
     def answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        form = (request.get("response_format") or {}).get("type")
+        if form in self.refuses:
+            where = "('body', 'response_format', 'type')"
+            message = f"1 validation error: {{'loc': {where}, 'input': '{form}'}}"
+            return self.refuses[form], {"error": {"message": message}}
         text = "\n".join(str(m.get("content")) for m in request.get("messages", []))
         for rule in self.rules:
             if rule.repeat is not None and rule.used >= rule.repeat:

@@ -1,13 +1,14 @@
 """A model server program for the lifecycle tests, started and stopped by hippo itself.
 
 ``python model_server.py -m MODEL --host H --port P [--reply-file F] [--ready-after S]
-[--api-key KEY]``: the arguments llama.cpp's ``llama-server`` takes for the same job. It
-answers ``POST /v1/chat/completions`` with the text of the reply file (its whole content;
-none: ``{}``), and with ``--api-key`` a request without ``Authorization: Bearer KEY`` with
-401, as llama-server does; ``GET /health`` with 503 until ``--ready-after`` seconds have
-passed, then 200, as a server loading its model does; with ``--die-on-call`` it dies in the
-middle of its first answer. MODEL must be an existing file. It needs nothing from the test
-suite, so hippo can start it as any program.
+[--api-key KEY] [--requests-file F]``: the arguments llama.cpp's ``llama-server`` takes
+for the same job. It answers ``POST /v1/chat/completions`` with the text of the reply
+file (its whole content; none: ``{}``), and with ``--api-key`` a request without
+``Authorization: Bearer KEY`` with 401, as llama-server does; ``GET /health`` with 503
+until ``--ready-after`` seconds have passed, then 200, as a server loading its model does;
+with ``--die-on-call`` it dies in the middle of its first answer. ``--requests-file``
+appends each request's body to F as a line of JSON. MODEL must be an existing file. It
+needs nothing from the test suite, so hippo can start it as any program.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ def main() -> int:
     parser.add_argument("--ready-after", type=float, default=0.0)
     parser.add_argument("--die-on-call", action="store_true")
     parser.add_argument("--api-key", default="")
+    parser.add_argument("--requests-file", default="")
+    parser.add_argument("--tag", default="", help="ignored: a word for the start line to hold")
     given = parser.parse_args()
     if not os.path.isfile(given.model):
         sys.stderr.write(f"no model file {given.model}\n")
@@ -44,7 +47,10 @@ def main() -> int:
             self.answer(200 if ready else 503, {"status": "ok" if ready else "loading"})
 
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if given.requests_file:
+                with open(given.requests_file, "ab") as handle:
+                    handle.write(body.replace(b"\n", b" ") + b"\n")
             if given.api_key and self.headers.get("Authorization") != f"Bearer {given.api_key}":
                 self.answer(401, {"error": {"message": "Invalid API Key"}})
                 return

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from hippo_core import jsontext
+from hippo_core import handover, jsontext
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
@@ -120,10 +120,11 @@ class GeminiSource(TranscriptSource):
                 if at and at > ended:
                     ended = at
                 if kind == "user":
-                    text = _text(message.get("content"))
+                    # Hooks' context (hippo's block among it) is folded into the message.
+                    text = handover.strip(_text(message.get("content")))
                     # A sub-agent gets one prompt; later user text is the runtime's nudge.
                     nudge = subagent and prompted
-                    if text and not text.lstrip().startswith(_CONTEXT) and not nudge:
+                    if text.strip() and not text.lstrip().startswith(_CONTEXT) and not nudge:
                         key = as_str(message.get("id")) or f"{native}:{index}"
                         builder.open(sid, text, key=key, start=start, end=end, at=at, cwd=cwd)
                         prompted = True

@@ -62,13 +62,15 @@ def say(cycle: Cycle, found: dict[str, Any], state: dict[str, Any]) -> str:
     lines = []
     if cycle.mechanical:
         lines.append(
-            "Mechanical mode: no drafting model is set ([sleep.model] url), so "
-            "clusters become cores by their longest fragment and nothing is attached."
+            "Mechanical mode: no drafting model is set ([sleep.model] url), so each "
+            "topic is composed by rule: a core of the fragment that best represents it, "
+            "the others its satellites, a changed value a supersede."
         )
     last = found["last_sleep"]
     if last and last.get("outcome") == "failed":
         lines.append(
-            f"The last sleep failed: {last.get('error')}. Its brief is kept for the next check."
+            f"The last sleep failed: {last.get('error')}. Its brief is spent: put that right, "
+            "then write a fresh one (`hippo brief`)."
         )
     elif last:
         lines.append(f"The last sleep ({last.get('at')}) was {last.get('outcome')}.")

@@ -116,7 +116,9 @@ def brief(
 
 def forget(
     core: str = typer.Argument(..., metavar="CORE", help="A core's id or its note's path."),
-    reason: str = typer.Option("", "--reason", metavar="R", help="Why it must go (required)."),
+    reason: str = typer.Option(
+        "", "--reason", metavar="R", help="Why it must go; forget refuses to run without it."
+    ),
     now: bool = typer.Option(False, "--now", help="Purge it at once instead of at the next tick."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -183,7 +185,9 @@ def voice_show(as_json: bool = JSON_OPTION) -> None:
 @subcommand(voice_app, "set")
 def voice_set(
     text: str = typer.Argument(..., metavar="TEXT", help="The card, at most voice.max_chars."),
-    why: str = typer.Option("", "--why", help="Why it changed (kept with the version)."),
+    why: str = typer.Option(
+        "", "--why", metavar="TEXT", help="Why it changed (kept with the version)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set the voice card: a new version, unless the text is the card already."""
@@ -277,7 +281,10 @@ def check_command(as_json: bool = JSON_OPTION) -> None:
 @app.command("serve")
 def serve_command(
     host: str | None = typer.Option(
-        None, "--host", help="Listen here instead of [sleep.serve] host (127.0.0.1)."
+        None,
+        "--host",
+        metavar="HOST",
+        help="Listen here instead of [sleep.serve] host (127.0.0.1).",
     ),
     port: int | None = typer.Option(
         None, "--port", min=0, max=65535, help="Listen on this port instead (0: any free one)."
@@ -370,8 +377,8 @@ def audit_command(
             _echo(f"  approved by {name}")
     for row in found["models"]:
         _echo(
-            f"model {row['model']}: first pass {row['first_pass_rate']}, mean attempts "
-            f"{row['mean_attempts']}, repeat rate {row['repeat_rate']}"
+            f"model {row['model']}: first pass {_shown(row['first_pass_rate'])}, mean attempts "
+            f"{_shown(row['mean_attempts'])}, repeat rate {_shown(row['repeat_rate'])}"
         )
     fates = found["fragments"]
     _echo(
@@ -438,7 +445,10 @@ def _sleep_line(record: dict[str, Any]) -> str:
     return line
 
 
-def _print_tend(done: dict[str, Any]) -> None:
+def _print_tend(done: dict[str, Any], *, alone: bool = True) -> None:
+    """What a tend did; by itself (``hippo sleep tend``), a line when it had nothing to do."""
+    if alone and not any(done.get(key) for key in ("closed", "resubmitted", "deferred")):
+        _echo("nothing to tend: no denied operation to redraft, no finished chain to close")
     for draft in done.get("closed", []):
         _echo(f"closed {draft}")
     for draft in done.get("resubmitted", []):
@@ -447,8 +457,13 @@ def _print_tend(done: dict[str, Any]) -> None:
         _echo(f"redrafts deferred: {', '.join(done['deferred'])}")
 
 
+def _shown(rate: float | None) -> str:
+    """A rate with nothing to divide by is ``-``, as hippo eval prints it."""
+    return "-" if rate is None else str(rate)
+
+
 def _print_tick(done: dict[str, Any]) -> None:
-    _print_tend(done["tend"])
+    _print_tend(done["tend"], alone=False)
     _print_check(done["check"])
 
 

@@ -84,11 +84,13 @@ class Cycle:
     def model_stamp(self) -> dict[str, Any]:
         if self.mechanical:
             return {"model_mode": "mechanical"}
+        extractive = self.settings.model.draft == "extractive"
         return {
             "model_mode": "model",
             "model_name": self.settings.model.name,
             "model_url": self.settings.model.url,
-            "model_prompt": "sleep/draft",
+            "model_prompt": "sleep/choose" if extractive else "sleep/draft",
+            "drafting": "extractive" if extractive else "abstractive",
         }
 
     # -- the cores folder ---------------------------------------------------------------

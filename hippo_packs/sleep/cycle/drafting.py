@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import note_digest, redact_text
-from hippo_packs.sleep.cycle import compose, voice
+from hippo_packs.sleep.cycle import choices, compose, voice
 from hippo_packs.sleep.cycle.compose import NO_TOPIC, topic_key
-from hippo_packs.sleep.cycle.operations import check_operations, salvage_operations
+from hippo_packs.sleep.cycle.operations import check_operations, empty_answer, salvage_operations
 from hippo_packs.sleep.model.lifecycle import backend_for
 from hippo_packs.sleep.records import cores as core_notes
 from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
+    from hippo_core import ModelBackend
     from hippo_packs.sleep.cycle import Cycle
 
 REVIEW_TOPIC = "hippocampus, review"
@@ -46,6 +47,8 @@ class Drafted:
     calls: int = 0
     cut_off: int = 0
     model_failures: list[dict[str, str]] = field(default_factory=list)
+    chosen: int = 0
+    """Choices the model made (extractive drafting), kept or dropped."""
     dropped: list[dict[str, str]] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
     error: str = ""
@@ -190,6 +193,11 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
             operations += composed
             continue
         near = core_notes.nearest(list(live.values()), cluster.text, cycle.settings.candidate_cores)
+        if cycle.settings.model.draft == "extractive":
+            operations += _choose(
+                cycle, backend, brief, cluster, near, refused, result, len(operations)
+            )
+            continue
         pass_ = cycle.pass_("draft")
         prompt = render_prompt(
             pass_,
@@ -224,6 +232,62 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
     result.outcome = "drafted"
     result.draft = submit(cycle, operations, brief, live, catch_up=catch_up, result=result)
     return result
+
+
+def _choose(
+    cycle: Cycle,
+    backend: ModelBackend,
+    brief: dict[str, Any] | None,
+    cluster: Cluster,
+    near: list[core_notes.Core],
+    refused: set[str],
+    result: Drafted,
+    offset: int,
+) -> list[dict[str, Any]]:
+    """One topic drafted extractively: the model's choices, composed by hippo
+    (:mod:`.choices`); what was dropped goes to ``result``."""
+    from hippo_core import render_prompt
+
+    topic = "" if cluster.topic == NO_TOPIC else cluster.topic
+    prompt = render_prompt(
+        cycle.pass_("choose"),
+        {
+            "brief": steer_text(brief, cluster),
+            "fragments": fragments_text(cluster.fragments),
+            "cores": choices.cores_text(near),
+        },
+    )
+    reply = backend.complete(
+        voice.block(cycle)[0] + prompt,
+        json_schema=choices.schema(len(cluster.fragments), near),
+    )
+    result.calls += 1
+    raw, cut = salvage_operations(reply.text, cut_off=reply.cut_off)
+    if cut and raw:
+        result.cut_off += 1
+    if not raw:
+        if empty_answer(reply.text):
+            result.dropped.append(
+                {"topic": cluster.topic, "operation": "none", "why": "the model chose no operation"}
+            )
+        else:
+            result.model_failures.append(
+                {"topic": cluster.topic, "why": failure(cycle, reply.text, cut)}
+            )
+        return []
+    made, dropped = choices.compose_choices(
+        raw, cluster.fragments, near, topic, by=model_name(cycle), refused=refused
+    )
+    result.chosen += len(raw)
+    result.dropped += [{"topic": cluster.topic, **d} for d in dropped]
+    for op in made:
+        if "target_op" in op:
+            op["target_op"] += offset
+    return made
+
+
+def model_name(cycle: Cycle) -> str:
+    return f"the drafting model ({cycle.settings.model.name})"
 
 
 def failure(cycle: Cycle, text: str, cut: bool) -> str:

@@ -13,13 +13,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import HippoError, ModelUnreachable
-from hippo_packs.sleep.cycle import compose, drafting, voice
+from hippo_packs.sleep.cycle import choices, compose, drafting, voice
 from hippo_packs.sleep.cycle.operations import check_operations, empty_answer, salvage_operations
 from hippo_packs.sleep.model.lifecycle import backend_for
 from hippo_packs.sleep.records import cores as core_notes
 from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
+    from hippo_core import ModelBackend
     from hippo_packs.sleep.cycle import Cycle
 
 
@@ -100,7 +101,12 @@ def tend(
         due = now - last >= cycle.settings.tend_interval_seconds
     else:
         due = now >= bedtime_at or new_brief
-    report: dict[str, Any] = {"at": now, "closed": closed, "resubmitted": [], "deferred": []}
+    report: dict[str, Any] = {
+        "at": store.iso(now),
+        "closed": closed,
+        "resubmitted": [],
+        "deferred": [],
+    }
     if waiting and not due:
         report["deferred"] = [d["id"] for d in waiting]
     elif waiting:
@@ -116,7 +122,7 @@ def tend(
             if made is not None:
                 report["resubmitted"].append(made["id"])
         report["closed"] += cull(cycle)
-    state["last_tend"] = {**report, "at": store.iso(now)}
+    state["last_tend"] = dict(report)
     return report
 
 
@@ -132,6 +138,8 @@ def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
     if cycle.mechanical:
         return _mechanical_redraft(cycle, draft, short, live)
     backend = backend_for(cycle)
+    if cycle.settings.model.draft == "extractive":
+        return _rechoose(cycle, backend, draft, short, live)
     operations: list[dict[str, Any]] = []
     failures: list[dict[str, str]] = []
     for op in draft["operations"]:
@@ -178,6 +186,78 @@ def redraft(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any] | None:
         store.save_draft(cycle.workspace, draft)
         return None
     return drafting.submit(cycle, operations, None, live, chain_of=draft)
+
+
+def _rechoose(
+    cycle: Cycle,
+    backend: ModelBackend,
+    draft: dict[str, Any],
+    short: dict[str, dict[str, Any]],
+    live: dict[str, core_notes.Core],
+) -> dict[str, Any] | None:
+    """The next attempt of an extractive draft: for each topic of its denied operations,
+    the model chooses again over their fragments, told every critique (:mod:`.choices`)."""
+    from hippo_core import render_prompt
+
+    refused, _no_supersede = compose.refusals(store.drafts(cycle.workspace))
+    denied: dict[str, list[dict[str, Any]]] = {}
+    for op in draft["operations"]:
+        if op.get("status") == "denied" and not op.get("forgotten"):
+            denied.setdefault(str(op.get("topic") or ""), []).append(op)
+    operations: list[dict[str, Any]] = []
+    dropped: list[dict[str, str]] = []
+    failures: list[str] = []
+    for topic, ops in denied.items():
+        ids = [i for op in ops for i in op.get("source_short_ids", [])]
+        pile = [short[i] for i in dict.fromkeys(ids) if i in short]
+        if not pile:
+            continue
+        # Words a review refused as a core's go last: a small model picks the first ones.
+        pile.sort(key=lambda f: f["id"] in refused)
+        text = "\n".join(str(f["content"]) for f in pile)
+        near = core_notes.nearest(list(live.values()), text, cycle.settings.candidate_cores)
+        named = [live[t] for op in ops if (t := str(op.get("target_core_id") or "")) in live]
+        near = list({c.id: c for c in [*named, *near]}.values())  # the cores they named first
+        prompt = render_prompt(
+            cycle.pass_("rechoose"),
+            {
+                "critiques": "\n".join(_critique(op) for op in ops),
+                "fragments": drafting.fragments_text(pile),
+                "cores": choices.cores_text(near),
+            },
+        )
+        reply = backend.complete(
+            voice.block(cycle)[0] + prompt, json_schema=choices.schema(len(pile), near)
+        )
+        raw, cut = salvage_operations(reply.text, cut_off=reply.cut_off)
+        if not raw:
+            if not empty_answer(reply.text):
+                failures.append(drafting.failure(cycle, reply.text, cut))
+            continue
+        made, lost = choices.compose_choices(
+            raw, pile, near, topic, by=drafting.model_name(cycle), refused=refused
+        )
+        dropped += [{"topic": topic, **d} for d in lost]
+        offset = len(operations)
+        for new in made:
+            if "target_op" in new:
+                new["target_op"] += offset
+            # the denied operation its first fragment came from (the review shows its history)
+            first = new["source_short_ids"][0]
+            new["redraft_of"] = next(
+                (op["index"] for op in ops if first in op.get("source_short_ids", [])),
+                ops[0]["index"],
+            )
+        operations += made
+    if not operations:
+        if failures:
+            raise HippoError(f"the redraft of {draft['id']} failed: {failures[0]}")
+        draft.setdefault("extra", {}).update(redraft="nothing came back", redraft_dropped=dropped)
+        draft["terminal"] = True  # nothing more will come: the chain ends at the next cull
+        store.save_draft(cycle.workspace, draft)
+        return None
+    result = drafting.Drafted("drafted", dropped=dropped)
+    return drafting.submit(cycle, operations, None, live, chain_of=draft, result=result)
 
 
 def _mechanical_redraft(

@@ -216,6 +216,7 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
         draft=result.draft["id"] if result.draft else None,
         operations=len(result.draft["operations"]) if result.draft else 0,
         calls=result.calls,
+        chosen=result.chosen,
         cut_off=result.cut_off,
         model_failures=result.model_failures,
         dropped=result.dropped,

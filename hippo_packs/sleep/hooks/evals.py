@@ -63,6 +63,11 @@ class ExpectCase(_Strict):
     contains: list[str] = Field(default_factory=list)
 
 
+#: The day every case's fragments are dated (2026-11-30): the prompts, and so the recorded
+#: answers, are the same whatever day a case runs.
+CASE_DAY = 1796029200.0
+
+
 class SleepCase(_Strict):
     description: str = Field(min_length=1)
     brief: BriefCase | None = None
@@ -176,7 +181,13 @@ def _run(
         else:
             cycle.model = Metered(backend_for(cycle))
     for fragment in case.fragment:
-        store.add_fragment(here, fragment.content, topic=fragment.topic, verbatim=fragment.verbatim)
+        store.add_fragment(
+            here,
+            fragment.content,
+            topic=fragment.topic,
+            verbatim=fragment.verbatim,
+            created=CASE_DAY,
+        )
     brief = None
     if case.brief is not None:
         brief = store.add_brief(

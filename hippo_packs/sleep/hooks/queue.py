@@ -80,6 +80,7 @@ def reviewer_view(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any]:
     view = {k: v for k, v in draft.items()}
     live = {c.id: c for c in core_notes.all_cores(cycle.workspace, cycle.cores_dir)}
     earlier = _earlier(cycle, draft)
+    text = _fragment_texts(cycle, draft)
     operations = []
     for op in draft.get("operations", []):
         shown = dict(op)
@@ -109,6 +110,10 @@ def reviewer_view(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any]:
                 else "approving REPLACES target_core's wording with restated_content: "
                 "compare them first"
             )
+        if op.get("choice"):  # extractive: what the model chose, and the words it chose
+            shown["fragments"] = [
+                {"id": i, "content": text.get(i, "(gone)")} for i in op.get("source_short_ids", [])
+            ]
         if op.get("redraft_of") is not None:
             shown["earlier_attempts"] = earlier.get(op["index"], [])
         operations.append(shown)
@@ -116,6 +121,25 @@ def reviewer_view(cycle: Cycle, draft: dict[str, Any]) -> dict[str, Any]:
     if draft.get("terminal") and draft.get("status") == "pending":
         view["last_attempt"] = LAST_ATTEMPT
     return view
+
+
+def _fragment_texts(cycle: Cycle, draft: dict[str, Any]) -> dict[str, str]:
+    """The words of each fragment an extractive draft's operations were chosen from,
+    waiting or already consumed."""
+    wanted = {
+        i
+        for op in draft.get("operations", [])
+        if op.get("choice")
+        for i in op.get("source_short_ids", [])
+    }
+    found: dict[str, str] = {}
+    for fragment_id in wanted:
+        for folder in ("fragments", "pruned"):
+            record = store.records_one(store.named(cycle.workspace, folder, fragment_id))
+            if record is not None:
+                found[fragment_id] = str(record.get("content") or "")
+                break
+    return found
 
 
 def _earlier(cycle: Cycle, draft: dict[str, Any]) -> dict[int, list[dict[str, Any]]]:
@@ -176,6 +200,12 @@ def render(view: dict[str, Any]) -> str:
             lines.append(f"  critique: {op['critique']}")
         if op.get("rationale"):
             lines.append(f"  rationale: {op['rationale']}")
+        choice = op.get("choice")
+        if choice:
+            onto = f" onto {choice['core']}" if choice.get("core") else ""
+            chosen = choice["kind"] or "not by the model (hippo's rule)"
+            lines.append(f"  chosen: {chosen}{onto}; its words are the fragments':")
+            lines += [f"    {f['id']}: {f['content']}" for f in op.get("fragments", [])]
     lines += [
         "",
         f"decide: hippo review {view['id']} --approve OP --deny OP='critique' "

@@ -57,8 +57,43 @@ def backend_for(cycle: Host) -> ModelBackend:
         model.timeout_seconds,
         api_key_from_env(model.api_key_env, "sleep.model.api_key_env"),
         extra_body=dict(model.extra_body),
+        response_format=response_format(cycle),
+        on_format=lambda form, why: _remember_format(cycle, form, why),
     )
     return Managed(backend, cycle) if managed(cycle) else backend
+
+
+def _formats_key(cycle: Host) -> str:
+    model = cycle.settings.model
+    return f"{model.url.rstrip('/')} {model.response_format}"
+
+
+def response_format(cycle: Host) -> str:
+    """How the answer's schema is sent to this server: the form it settled on after
+    refusing one (``.hippo/sleep/formats.json``), else what ``response_format`` says; for
+    ``auto``, llama-cpp-python's form first when that is the server hippo starts."""
+    known = store.records_one(store.folder(cycle.workspace, "formats.json")) or {}
+    found = known.get(_formats_key(cycle))
+    form = found.get("response_format") if isinstance(found, dict) else None
+    if form in ("json_schema", "json_object", "none"):
+        return str(form)
+    setting = cycle.settings.model.response_format
+    lifecycle = _settings(cycle)
+    if setting == "auto" and "llama_cpp" in f"{lifecycle.start} {lifecycle.server}":
+        return "json_object"
+    return setting
+
+
+def _remember_format(cycle: Host, form: str, why: str) -> None:
+    path = store.folder(cycle.workspace, "formats.json")
+    known = store.records_one(path) or {}
+    known[_formats_key(cycle)] = {
+        "response_format": form,
+        "refused": why,
+        "at": store.iso(store.now()),
+    }
+    store.write(path, known)
+    cycle.emit("model_format", response_format=form, refused=why)
 
 
 #: The servers this process started, so that stopping one also reaps it.
@@ -303,11 +338,13 @@ class Managed:
         self.backend, self.cycle, self.up = backend, cycle, False
         self.name = backend.name
 
-    def complete(self, prompt: str, *, system: str | None = None) -> Reply:
+    def complete(
+        self, prompt: str, *, system: str | None = None, json_schema: dict[str, Any] | None = None
+    ) -> Reply:
         if not self.up:
             ensure_up(self.cycle)
             self.up = True
         try:
-            return self.backend.complete(prompt, system=system)
+            return self.backend.complete(prompt, system=system, json_schema=json_schema)
         finally:
             used(self.cycle)

@@ -136,7 +136,10 @@ def add_fragment(
     verbatim: bool = False,
     source: str = "agent",
     session: str | None = None,
+    created: float | None = None,
 ) -> dict[str, Any]:
+    """Keep a fragment, dated now (or ``created``: an eval's fragments have a date of their
+    own, so that the prompt a recording answered is the same on any day)."""
     text = content.strip()
     if not text:
         raise HippoError("a fragment needs text: hippo remember 'what to keep'")
@@ -147,7 +150,7 @@ def add_fragment(
         "source": source,
         "verbatim": verbatim,
         "session": session,
-        "created": now(),
+        "created": now() if created is None else created,
     }
     write(named(workspace, "fragments", record["id"]), record)
     note_fate(workspace, str(record["id"]), REMEMBERED)

@@ -12,7 +12,8 @@ The rooms: :mod:`.heartbeat` (the service's thread and state), :mod:`.app` (the 
 :mod:`.limits` (how long a client may take), :mod:`.mcp` (``/mcp``); this module starts
 and stops it. Each request opens the workspace afresh, as each command does.
 
-Starlette and uvicorn come with the ``serve`` extra (``pip install 'hippo-memory[serve]'``).
+Starlette and uvicorn come with the ``serve`` extra (``pip install -e '.[serve]'`` in
+hippo's checkout).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
     from starlette.applications import Starlette
 
-INSTALL = "pip install 'hippo-memory[serve]'"
+INSTALL = "pip install -e '.[serve]' in hippo's checkout"
 
 
 def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str], None]) -> int:
