@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +34,16 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def night(make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path) -> Sleepy:
-    return make_sleepy(make_workspace(), hippo)
+def night(make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path) -> Iterator[Sleepy]:
+    scene = make_sleepy(make_workspace(), hippo)
+    yield scene
+    # A test that ends with a chain open leaves the server hippo started kept warm: stop it.
+    try:
+        pid = json.loads((scene.root / ".hippo/sleep/model.json").read_text()).get("pid")
+    except (OSError, ValueError):
+        return
+    if isinstance(pid, int) and process_alive(pid):
+        os.kill(pid, signal.SIGTERM)
 
 
 def managed(night: Sleepy, tmp_path: Path, port: int, **lifecycle: Any) -> None:
