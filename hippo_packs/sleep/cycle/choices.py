@@ -200,25 +200,11 @@ def _compose(
     refused: set[str],
     before: list[dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], str]:
-    """The operations of one valid choice, after the draft's operations ``before`` (their
-    ``target_op`` counts from the draft's first operation)."""
-    made, why = _composed(choice, cores, topic, by, refused, before)
-    for op in made:
-        if "target_op" in op and "_at" not in op:
-            op["target_op"] += len(before)
-        op.pop("_at", None)
-    return made, why
-
-
-def _composed(
-    choice: dict[str, Any],
-    cores: list[Core],
-    topic: str,
-    by: str,
-    refused: set[str],
-    before: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], str]:
+    """The operations of one valid choice, after the draft's operations ``before``: their
+    ``target_op`` counts from the draft's first operation, and theirs start at
+    ``len(before)``."""
     kind, pile = choice["kind"], choice["fragments"]
+    base = len(before)
     # A core is superseded once in a draft: what else restates it is the new core's.
     superseding = {
         str(op["target_core_id"]): index
@@ -236,10 +222,9 @@ def _composed(
     for fragment in pile:
         old = _restated(fragment, [target] if target else cores)
         if old is not None and old.id in superseding:
-            said_too = f"{said}; it states a new value for what {old.id} states: a satellite "
-            satellite = _op("attach", fragment, topic, [fragment], said_too + "of its new core")
-            satellite.update(target_op=superseding[old.id], _at=True)
-            early.append(satellite)
+            why = f"{said}; it states a new value for what {old.id} states: a satellite "
+            why += "of its new core"
+            early.append(_satellite(fragment, topic, why, superseding[old.id]))
         elif old is not None and not operations:
             why = f"it states a new value for what {old.id} states, so it supersedes it"
             operations.append(
@@ -249,20 +234,13 @@ def _composed(
         else:
             rest.append(fragment)
     if target is not None and target.id in superseding and not operations:
-        for fragment in rest:  # the core it names is replaced in this draft: the new one's
-            satellite = _op(
-                "attach",
-                fragment,
-                topic,
-                [fragment],
-                f"{said}; a satellite of the core that replaces {target.id}",
-            )
-            satellite.update(target_op=superseding[target.id], _at=True)
-            early.append(satellite)
+        why = f"{said}; a satellite of the core that replaces {target.id}"
+        # the core it names is replaced in this draft: the new one's
+        early += [_satellite(f, topic, why, superseding[target.id]) for f in rest]
         rest = []
     if operations:
         # The others say more about the core the supersede writes, not the old one.
-        _onto(operations, rest, topic, said)
+        _onto(operations, rest, topic, said, base)
     elif rest and kind == "attach" and target is not None:
         about = compose.words(f"{target.title} {target.text}")
         apart = [f for f in rest if not compose.words(f["content"]) & about]
@@ -272,20 +250,16 @@ def _composed(
                 operations[-1]["target_core_id"] = target.id
         if apart:  # not evidence of that core: a core of their own
             why = f"{said}; sharing no word with {target.id}, a new core (hippo's rule)"
-            made = _grouped("new_core", apart, topic, why, refused)
-            for op in made:
-                if "target_op" in op:
-                    op["target_op"] += len(operations)
-            operations += made
+            operations += _grouped("new_core", apart, topic, why, refused, base + len(operations))
     elif rest and kind == "supersede" and target is not None:
         if any(compose.subject(f["content"]) & compose.subject(target.text) for f in rest):
-            operations = _grouped("supersede", rest, topic, said, refused)
+            operations = _grouped("supersede", rest, topic, said, refused, base)
             for op in operations[:1]:
                 op["target_core_id"] = target.id
         elif not early:
             return [], f"its fragments share no word with core {target.id}, which it would replace"
     elif rest:
-        operations = _grouped("new_core", rest, topic, said, refused)
+        operations = _grouped("new_core", rest, topic, said, refused, base)
     if not operations and not early:
         return [], "none of its fragments may be a core's words (redacted, or denied as one)"
     for op in operations + early:
@@ -294,34 +268,41 @@ def _composed(
 
 
 def _grouped(
-    kind: str, pile: list[dict[str, Any]], topic: str, said: str, refused: set[str]
+    kind: str, pile: list[dict[str, Any]], topic: str, said: str, refused: set[str], at: int
 ) -> list[dict[str, Any]]:
     """A ``new_core`` (or ``supersede``) of the fragment that best represents ``pile``,
-    with the others as its evidence or its satellites; nothing when none may be a core."""
+    with the others as its evidence or its satellites; nothing when none may be a core.
+    ``at`` is where in the draft the first operation goes."""
     core = compose.representative(pile, refused)
     if core is None:
         return []
     head = _op(kind, core, topic, [core], f"{said}; the fragment that best represents them")
     head["core_fragment"] = core["id"]
     operations = [head]
-    _onto(operations, [f for f in pile if f is not core], topic, said)
+    _onto(operations, [f for f in pile if f is not core], topic, said, at)
     return operations
 
 
 def _onto(
-    operations: list[dict[str, Any]], pile: list[dict[str, Any]], topic: str, said: str
+    operations: list[dict[str, Any]], pile: list[dict[str, Any]], topic: str, said: str, at: int
 ) -> None:
-    """Each fragment of ``pile`` as evidence of the core ``operations[0]`` writes when its
-    words are mostly that core's already, else as a satellite of it (an attach)."""
+    """Each fragment of ``pile`` as evidence of the core ``operations[0]`` writes (operation
+    ``at`` of the draft) when its words are mostly that core's already, else as a satellite
+    of it."""
     head = operations[0]
     for fragment in pile:
         if compose.covered(fragment["content"], head["content"]):
             head["source_short_ids"].append(fragment["id"])
             head["evidence_count"] = len(head["source_short_ids"])
         else:
-            satellite = _op("attach", fragment, topic, [fragment], f"{said}; a satellite")
-            satellite["target_op"] = 0
-            operations.append(satellite)
+            operations.append(_satellite(fragment, topic, f"{said}; a satellite", at))
+
+
+def _satellite(fragment: dict[str, Any], topic: str, why: str, at: int) -> dict[str, Any]:
+    """An attach of ``fragment`` to the core operation ``at`` of the draft writes."""
+    satellite = _op("attach", fragment, topic, [fragment], why)
+    satellite["target_op"] = at
+    return satellite
 
 
 def _restated(fragment: dict[str, Any], cores: list[Core]) -> Core | None:

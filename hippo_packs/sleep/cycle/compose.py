@@ -151,11 +151,16 @@ def compose(
         made, rest = _new_core(rest, topic, refused, why)
         if not made:
             break
-        offset = len(operations)
-        for op in made:
-            if "target_op" in op:
-                op["target_op"] += offset
-        operations += made
+        operations += shifted(made, len(operations))
+    return operations
+
+
+def shifted(operations: list[dict[str, Any]], offset: int) -> list[dict[str, Any]]:
+    """``operations`` placed after ``offset`` others in a draft: each ``target_op`` moved
+    by as much (in place; returned for appending)."""
+    for op in operations:
+        if "target_op" in op:
+            op["target_op"] += offset
     return operations
 
 
@@ -321,11 +326,7 @@ def redraft(
         composed = compose(
             pile, topic, live, refused=refused, no_supersede=no_supersede, why="a redraft"
         )
-        offset = len(operations)
-        for new in composed:
-            if "target_op" in new:
-                new["target_op"] += offset
-        operations += composed
+        operations += shifted(composed, len(operations))
         placed = {i for new in composed for i in new["source_short_ids"]}
         dropped += [
             (f["id"], "denied: no fragment of its topic may be its core")

@@ -186,11 +186,7 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
             composed = compose.compose(
                 cluster.fragments, topic, live, refused=refused, no_supersede=no_supersede
             )
-            offset = len(operations)
-            for op in composed:
-                if "target_op" in op:
-                    op["target_op"] += offset
-            operations += composed
+            operations += compose.shifted(composed, len(operations))
             continue
         near = core_notes.nearest(list(live.values()), cluster.text, cycle.settings.candidate_cores)
         if cycle.settings.model.draft == "extractive":
@@ -217,13 +213,9 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
                 {"topic": cluster.topic, "why": failure(cycle, reply.text, cut)}
             )
             continue
-        offset = len(operations)
         topic = "" if cluster.topic == NO_TOPIC else cluster.topic
         kept, dropped = check_operations(raw, cluster.fragments, live=live, topic=topic)
-        for op in kept:
-            if "target_op" in op:
-                op["target_op"] += offset
-        operations += kept
+        operations += compose.shifted(kept, len(operations))
         result.dropped += [{"topic": cluster.topic, **d} for d in dropped]
     if brief:
         result.unmatched = [h for h in brief.get("promote_hints", []) if h not in matched_hints]
@@ -280,10 +272,7 @@ def _choose(
     )
     result.chosen += len(raw)
     result.dropped += [{"topic": cluster.topic, **d} for d in dropped]
-    for op in made:
-        if "target_op" in op:
-            op["target_op"] += offset
-    return made
+    return compose.shifted(made, offset)
 
 
 def model_name(cycle: Cycle) -> str:

@@ -238,10 +238,7 @@ def _rechoose(
             raw, pile, near, topic, by=drafting.model_name(cycle), refused=refused
         )
         dropped += [{"topic": topic, **d} for d in lost]
-        offset = len(operations)
-        for new in made:
-            if "target_op" in new:
-                new["target_op"] += offset
+        for new in compose.shifted(made, len(operations)):
             # the denied operation its first fragment came from (the review shows its history)
             first = new["source_short_ids"][0]
             new["redraft_of"] = next(
