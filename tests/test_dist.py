@@ -11,6 +11,7 @@ dependencies from the package index, as a user would.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -40,7 +41,15 @@ def run(args: list[str | Path], cwd: Path, env: dict[str, str] | None = None) ->
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sdist and the wheel, built from a copy of the checkout's tracked files."""
     out = tmp_path_factory.mktemp("dist")
-    run([sys.executable, "-m", "build", "--no-isolation", "--outdir", out, ROOT], cwd=out)
+    source = tmp_path_factory.mktemp("source")
+    # Building in the checkout writes its egg-info there, and the checkout is on every
+    # test's sys.path (an editable install): other tests would see it change under them.
+    tracked = run(["git", "-C", str(ROOT), "ls-files", "-z"], cwd=out).split("\0")
+    for name in filter(None, tracked):
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    run([sys.executable, "-m", "build", "--no-isolation", "--outdir", out, source], cwd=out)
     return out
 
 
