@@ -15,10 +15,11 @@ the size, mtime and inode the file had when it was read. A call refreshes it:
 
 Ranking and the linter's counts are queries, not a walk over every note. An index opened
 ``with_terms`` (``relevance = "bm25"``) also keeps each note's term counts, what BM25 ranks
-by; the others spare every refresh that work. The index is a cache: a file that is missing,
-unreadable, from another version of hippo, for another ``notes_dir`` or kept with or without
-terms otherwise than asked is rebuilt; a workspace where it cannot be written gets one in
-memory.
+by, with how many notes hold each term; the others spare every refresh that work.
+
+The index is a cache: a file that is missing, unreadable, from another version of hippo, for
+another ``notes_dir`` or kept with or without terms otherwise than asked is rebuilt; a
+workspace where it cannot be written gets one in memory.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import marshal
 import os
 import sqlite3
 import time
+from collections import Counter
 
 from hippo_core.locate import utf8_name
 from hippo_core.notes.links import resolve
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
 #: Bumped when the tables or what reading a note yields change, its terms' stems and common
 #: words (terms.py) and the headings rule's plural folding among it: an older index is
 #: rebuilt, never ranked by stale stems.
-FORMAT = "6"
+FORMAT = "7"
 RACY_NS = 2_000_000_000
 #: The conventional status of a note that is no longer true (the concepts' "superseded").
 SUPERSEDED = "superseded"
@@ -73,16 +75,23 @@ _SCHEMA = (
     "body INTEGER NOT NULL, length INTEGER NOT NULL, updated INTEGER NOT NULL, "
     "PRIMARY KEY (term, path)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS terms_by_path ON terms (path)",
+    # How many notes hold each term (BM25's document frequency), kept as notes change: a
+    # count of the terms' rows would read every row of a word most notes have.
+    "CREATE TABLE IF NOT EXISTS frequency (term TEXT PRIMARY KEY, notes INTEGER NOT NULL) "
+    "WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS links (path TEXT NOT NULL, target TEXT NOT NULL, "
     "dangles INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS links_by_path ON links (path)",
     "CREATE INDEX IF NOT EXISTS links_by_target ON links (target)",
     "CREATE INDEX IF NOT EXISTS links_dangling ON links (dangles) WHERE dangles",
 )
-_TABLES = ("meta", "folders", "notes", "words", "terms", "links")
+_TABLES = ("meta", "folders", "notes", "words", "terms", "frequency", "links")
 #: BM25's term saturation and length normalisation. b is low because a long note (a
 #: changelog, an index of the others) is long because it holds much, not because it rambles.
 K1, B = 1.6, 0.3
+#: The figures ``meta`` keeps beside what the index was made as: how many notes, and their
+#: length in all.
+FIGURES = ("notes", "length")
 Stamp = tuple[int, int, int]
 Listing = tuple[list[str], dict[str, Stamp | None]]
 
@@ -97,12 +106,10 @@ class NotesIndex:
         self.notes_dir = notes_dir
         self.with_terms = with_terms
         self.in_memory = in_memory
-        self._frequency: dict[str, int] | None = None
 
     def refresh(self) -> None:
         """Bring the index up to date with the files: stat everything, read what changed."""
         seen = self._survey()
-        self._frequency = None
         if seen.dirty:
             with self._writing():
                 self._apply(self._survey() if self._written_since(seen) else seen)
@@ -153,57 +160,53 @@ class NotesIndex:
         terms = list(dict.fromkeys(terms))
         if not terms or not self.with_terms or (among is not None and not among):
             return []
-        names = {f"t{i}": term for i, term in enumerate(terms)}
-        having = f"term IN ({', '.join(':' + name for name in names)})"
-        found = self.conn.execute(
-            f"SELECT term, count(*) FROM terms WHERE {having} GROUP BY term", names
-        ).fetchall()
+        marks = ", ".join("?" * len(terms))
+        query = f"SELECT term, notes FROM frequency WHERE term IN ({marks})"
+        found = self.conn.execute(query, terms).fetchall()
         if not found:
             return []
         count, length = self._sizes()
-        import math
-
-        values: dict[str, object] = {"mean": max(length / max(count, 1), 1.0), **names}
-        cases = []
-        for i, (term, df) in enumerate(found):
-            values[f"w{i}"] = term
-            values[f"i{i}"] = math.log(1 + (count - df + 0.5) / (df + 0.5))
-            cases.append(f"WHEN :w{i} THEN :i{i}")
-        idf = f"CASE term {' '.join(cases)} END"
-
-        def score(column: str) -> str:
-            # idf * tf / (tf + K1 * (1 - B + B * length / mean)), summed over the terms; the
-            # factor K1 + 1 is the same for all and left out. Rounded, so that sums of the
-            # same terms in another order tie and the next key decides.
-            norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
-            return f"round(sum({idf} * {column} / ({column} + {norm})), 9)"
-
+        scoring = _Scoring(found, count, max(length / max(count, 1), 1.0))
         if among is not None:
-            values.update((f"p{i}", path) for i, path in enumerate(among))
-            paths = ", ".join(f":p{i}" for i in range(len(among)))
-            where, limit = f"{having} AND path IN ({paths}) GROUP BY path", len(among)
+            rows = self._scored(scoring, among)
+            limit = len(rows)
+        elif limit <= 0:
+            return []
         else:
-            # The best by score alone first: one pass over the terms' rows, which is the cost.
-            top = self.conn.execute(
-                f"SELECT path, {score('tf')} AS score FROM terms WHERE {having} "
-                "GROUP BY path ORDER BY score DESC LIMIT :limit",
-                {**values, "limit": limit + 1},
-            ).fetchall()
-            if len(top) > limit and top[limit][1] == top[limit - 1][1]:
-                # A tie across the cut: every note with the last place's score is in the running.
-                where = f"{having} GROUP BY path HAVING score >= :floor"
-                values["floor"] = top[-1][1]
-            else:
-                values.update((f"p{i}", row[0]) for i, row in enumerate(top))
-                paths = ", ".join(f":p{i}" for i in range(len(top)))
-                where = f"{having} AND path IN ({paths}) GROUP BY path"
-        rows = self.conn.execute(
-            f"SELECT path, {score('tf')} AS score, {score('body')}, max(updated) FROM terms "
-            f"WHERE {where}",
-            values,
-        ).fetchall()
+            rows = self._best(scoring, limit)
         rows.sort(key=lambda row: (-row[1], -row[2], -row[3], row[0]))
         return [(row[0], row[1]) for row in rows[:limit]]
+
+    def _scored(self, scoring: _Scoring, paths: list[str]) -> list[_Row]:
+        """The scores of those of ``paths`` that have a term of the task."""
+        values = {**scoring.values, **{f"p{i}": path for i, path in enumerate(paths)}}
+        among = ", ".join(f":p{i}" for i in range(len(paths)))
+        return self.conn.execute(
+            f"SELECT path, {scoring.score('tf')}, {scoring.score('body')}, max(updated) "
+            f"FROM terms WHERE {scoring.having} AND path IN ({among}) GROUP BY path",
+            values,
+        ).fetchall()
+
+    def _best(self, scoring: _Scoring, limit: int) -> list[_Row]:
+        """The notes BM25 ranks in the first ``limit``, with every note tied with the last
+        of them: the best by score alone first, in one pass over the terms' rows (which is
+        the cost), then the other keys of those."""
+        values = {**scoring.values, "limit": limit + 1}
+        top = self.conn.execute(
+            f"SELECT path, {scoring.score('tf')} AS score FROM terms WHERE {scoring.having} "
+            "GROUP BY path ORDER BY score DESC LIMIT :limit",
+            values,
+        ).fetchall()
+        if len(top) > limit and top[limit][1] == top[limit - 1][1]:
+            # A tie across the cut: every note with the last place's score is in the running.
+            values["floor"] = top[-1][1]
+            return self.conn.execute(
+                f"SELECT path, {scoring.score('tf')} AS score, {scoring.score('body')}, "
+                f"max(updated) FROM terms WHERE {scoring.having} GROUP BY path "
+                "HAVING score >= :floor",
+                values,
+            ).fetchall()
+        return self._scored(scoring, [row[0] for row in top[:limit]])
 
     def ranked(self, paths: list[str]) -> list[str]:
         """Those of ``paths`` that are notes the block may name (not superseded), in order."""
@@ -222,17 +225,16 @@ class NotesIndex:
         best first; an index opened without terms tells nothing."""
         if not self.with_terms:
             return []
-        if self._frequency is None:  # counted once: every term's count of notes
-            self._frequency = dict(
-                self.conn.execute("SELECT term, count(*) FROM terms GROUP BY term").fetchall()
-            )
         import math
 
-        count, frequency = max(self._sizes()[0], 1), self._frequency
-        rows = self.conn.execute("SELECT term, body FROM terms WHERE path = ? AND body", (path,))
+        count = max(self._sizes()[0], 1)
+        rows = self.conn.execute(
+            "SELECT t.term, t.body, f.notes FROM terms t JOIN frequency f ON f.term = t.term "
+            "WHERE t.path = ? AND t.body",
+            (path,),
+        )
         weight = {
-            term: (1 + math.log(body)) * math.log(count / (1 + frequency.get(term, 0)))
-            for term, body in rows
+            term: (1 + math.log(body)) * math.log(count / (1 + notes)) for term, body, notes in rows
         }
         return sorted(weight, key=lambda term: (-weight[term], term))[:limit]
 
@@ -291,24 +293,44 @@ class NotesIndex:
             "INSERT OR REPLACE INTO folders (path, mtime_ns, listing) VALUES (?, ?, ?)",
             [(path, m, marshal.dumps(listing)) for path, (m, listing) in survey.folders.items()],
         )
+        holders: Counter[str] = Counter()  # how many more notes hold each term
         for path in [*survey.removed, *survey.changed]:
+            if self.with_terms:
+                rows = conn.execute("SELECT term FROM terms WHERE path = ?", (path,))
+                holders.subtract(term for (term,) in rows)
             for table in ("notes", "words", "terms", "links"):
                 conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
         for note, raw in parsed:
-            self._store(note, raw)
-        if self.with_terms:  # what BM25 needs of the whole: how many notes, how long
-            count, length = conn.execute("SELECT count(*), total(length) FROM notes").fetchone()
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("notes", str(count)), ("length", str(int(length)))],
-            )
+            holders.update(self._store(note, raw))
+        if self.with_terms:
+            self._count_holders(holders)
         self._resolve_again(
             _affected_targets([*survey.removed, *survey.added]), set(survey.changed)
         )
         for path in survey.changed:
             self._resolve_links_of(path)
 
-    def _store(self, note: Note, raw: bytes) -> None:
+    def _count_holders(self, holders: Counter[str]) -> None:
+        """Keep what BM25 needs of the whole: how many notes hold each term (``holders``:
+        how many more do), how many notes there are and how long."""
+        conn = self.conn
+        conn.executemany(
+            "INSERT INTO frequency (term, notes) VALUES (?, ?) "
+            "ON CONFLICT (term) DO UPDATE SET notes = notes + excluded.notes",
+            [(term, more) for term, more in holders.items() if more],
+        )
+        conn.executemany(
+            "DELETE FROM frequency WHERE term = ? AND notes <= 0",
+            [(term,) for term, more in holders.items() if more < 0],
+        )
+        count, length = conn.execute("SELECT count(*), total(length) FROM notes").fetchone()
+        conn.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [("notes", str(count)), ("length", str(int(length)))],
+        )
+
+    def _store(self, note: Note, raw: bytes) -> list[str]:
+        """Add the rows of one note; the terms it holds, when they are kept."""
         meta = note.meta
         updated = meta.updated.toordinal() if meta.updated else 0  # undated ranks last
         counts = note_terms(note, raw) if self.with_terms else None
@@ -346,6 +368,7 @@ class NotesIndex:
             "INSERT INTO links (path, target, dangles) VALUES (?, ?, 0)",
             [(note.path, target) for target, _line in note.links],
         )
+        return list(counts.weighted) if counts and ranked else []
 
     def _resolve_links_of(self, path: str) -> None:
         rows = self.conn.execute("SELECT rowid, target FROM links WHERE path = ?", (path,))
@@ -528,6 +551,35 @@ def _opened(where: str) -> Iterator[tuple[str, int | None]]:
 _DIR_FD = os.lstat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
+class _Scoring:
+    """BM25 for one task's terms: each term's idf (``found``: the terms with how many notes
+    hold each, of ``count`` notes of ``mean`` length), and the SQL that scores a note."""
+
+    def __init__(self, found: list[tuple[str, int]], count: int, mean: float) -> None:
+        import math
+
+        self.mean = mean
+        self.idf = {term: math.log(1 + (count - df + 0.5) / (df + 0.5)) for term, df in found}
+        self.values: dict[str, object] = {"mean": mean}
+        cases = []
+        for i, (term, idf) in enumerate(self.idf.items()):
+            self.values[f"w{i}"], self.values[f"i{i}"] = term, idf
+            cases.append(f"WHEN :w{i} THEN :i{i}")
+        self.having = f"term IN ({', '.join(f':w{i}' for i in range(len(self.idf)))})"
+        self._idf = f"CASE term {' '.join(cases)} END"
+
+    def score(self, column: str) -> str:
+        # idf * tf / (tf + K1 * (1 - B + B * length / mean)), summed over the terms; the
+        # factor K1 + 1 is the same for all and left out. Rounded, so that sums of the same
+        # terms in another order tie and the next key decides.
+        norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
+        return f"round(sum({self._idf} * {column} / ({column} + {norm})), 9)"
+
+
+#: A note as ranking scores it: path, score, the body's own score, date.
+_Row = tuple[str, float, float, int]
+
+
 def _keys(vocabulary: frozenset[str]) -> list[str]:
     """A note's title and heading words as the headings rule matches them, each key once."""
     return sorted({singular(word) for word in vocabulary})
@@ -643,7 +695,8 @@ def _prepare(conn: sqlite3.Connection, wanted: dict[str, str]) -> sqlite3.Connec
 
 def _identity(conn: sqlite3.Connection) -> dict[str, str]:
     """What the index was made as (its meta without the figures BM25 keeps there)."""
-    rows = conn.execute("SELECT key, value FROM meta WHERE key NOT IN ('notes', 'length')")
+    marks = ", ".join("?" * len(FIGURES))
+    rows = conn.execute(f"SELECT key, value FROM meta WHERE key NOT IN ({marks})", FIGURES)
     return dict(rows.fetchall())
 
 
