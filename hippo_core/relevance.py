@@ -23,6 +23,11 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Callable
+
+    from hippo_core.index.history import SessionTerms
+    from hippo_core.notes.index import NotesIndex
     from hippo_core.workspace import Workspace
 
 #: The values of the ``relevance`` setting, the default first.
@@ -59,7 +64,10 @@ def relevant_paths(
     """The notes the block names for ``task``, best first, ranked by ``relevance`` (the
     workspace's setting when None). ``before``, ``now`` (seconds since the epoch) and
     ``besides`` are for measuring: only sessions that started before ``before`` count, and
-    never the session ``besides``; recency is reckoned from ``now`` (default: the clock)."""
+    never the session ``besides``; recency is reckoned from ``now`` (default: the clock).
+
+    With a watcher keeping the notes index fresh (:mod:`hippo_core.notes.watch`), the
+    watcher ranks: it keeps what ranking reads warm, and its answer is this one's."""
     setting = relevance or workspace.settings.relevance
     if setting == "headings":
         from hippo_core.notes.text import singular, words
@@ -70,16 +78,61 @@ def relevant_paths(
 
     index = workspace.notes_index if workspace.notes_index.with_terms else workspace.terms_index
     wanted = terms(task)
+    if index.watched and index.path and before is None and besides is None and wanted:
+        asked = _asked(workspace, index, wanted, setting, limit, now)
+        if asked is not None:
+            return asked
+
+    def past() -> dict[str, float]:
+        return history_scores(workspace, wanted, before=before, now=now, besides=besides)
+
+    return rank(index.bm25_scored, index, wanted, setting == "history", limit, past)
+
+
+def rank(
+    best: Callable[[list[str], int], list[tuple[str, float]]],
+    index: NotesIndex,
+    wanted: list[str],
+    history: bool,
+    limit: int,
+    past: Callable[[], dict[str, float]],
+) -> list[str]:
+    """The ranking of ``bm25`` (``history`` False) or ``history`` for the task's terms
+    ``wanted``: ``best`` gives BM25's best few with their scores, ``index`` scores others,
+    ``past`` gives what the history's sessions opened."""
     # BM25's best ``limit`` and the history's notes hold the fused best ``limit``: any other
     # note is behind each of BM25's, in both lists.
-    ranked = index.bm25_scored(wanted, limit)
-    if setting != "history":
+    ranked = best(wanted, limit)
+    if not history:
         return [path for path, _ in ranked]
-    past = history_scores(workspace, wanted, before=before, now=now, besides=besides)
-    if not past:
+    found = past()
+    if not found:
         return [path for path, _ in ranked][:limit]
-    left_out = [path for path in past if path not in dict(ranked)]
-    return fuse(ranked, past, index.bm25_scored(wanted, 0, among=left_out))[:limit]
+    left_out = [path for path in found if path not in dict(ranked)]
+    return fuse(ranked, found, index.bm25_scored(wanted, 0, among=left_out))[:limit]
+
+
+def _asked(
+    workspace: Workspace,
+    index: NotesIndex,
+    wanted: list[str],
+    setting: str,
+    limit: int,
+    now: float | None,
+) -> list[str] | None:
+    """The watcher's ranking, or None when it gives none (the hook then ranks)."""
+    from hippo_core.home import home_folder
+    from hippo_core.notes.watched import watched_ranking
+
+    question: dict[str, object] = {"terms": wanted, "limit": limit}
+    if setting == "history":
+        question["history"] = {
+            "index": os.path.join(home_folder(), "index.sqlite"),
+            "roots": notes_roots(workspace),
+            "team": _team(workspace),
+            "now": time.time() if now is None else now,
+        }
+    return watched_ranking(index.path or "", index.notes_dir, question)
 
 
 def fuse(
@@ -111,32 +164,55 @@ def history_scores(
     of their match (times recency, shared among the notes each opened); empty when there is
     no index, no such session, or anything at all goes wrong reading it (the block then
     ranks as ``bm25`` does)."""
-    import sqlite3
-
     from hippo_core.home import home_folder
-    from hippo_core.index.history import open_history, past_sessions
+    from hippo_core.index.history import open_history
 
     if not task_terms:
         return {}
     conn = open_history(os.path.join(home_folder(), "index.sqlite"))
     if conn is None:
         return {}
-    clock = time.time() if now is None else now
     try:
-        sessions = past_sessions(
+        return scores_from(
             conn,
             notes_roots(workspace),
             task_terms,
-            SESSIONS,
             workspace.notes_index.ranked,
-            before,
-            besides,
-            team=bool(workspace.settings.index_url or os.environ.get("HIPPO_INDEX_URL")),
+            team=_team(workspace),
+            before=before,
+            now=now,
+            besides=besides,
+        )
+    finally:
+        conn.close()
+
+
+def scores_from(
+    conn: sqlite3.Connection,
+    roots: list[str],
+    task_terms: list[str],
+    current: Callable[[list[str]], list[str]],
+    *,
+    team: bool,
+    before: float | None = None,
+    now: float | None = None,
+    besides: str | None = None,
+    held: SessionTerms | None = None,
+) -> dict[str, float]:
+    """:func:`history_scores` from the transcript index open as ``conn``, for notes below
+    ``roots`` that ``current`` keeps (:func:`~hippo_core.index.history.past_sessions`;
+    ``held`` keeps its rows between calls)."""
+    import sqlite3
+
+    from hippo_core.index.history import past_sessions
+
+    clock = time.time() if now is None else now
+    try:
+        sessions = past_sessions(
+            conn, roots, task_terms, SESSIONS, current, before, besides, team=team, held=held
         )
     except sqlite3.Error:
         return {}  # an index of another version, damaged, or locked: no history this time
-    finally:
-        conn.close()
     found: dict[str, float] = {}
     for match, started, notes in sessions:
         age = max(clock - started, 0.0) / DAY if started is not None else float("inf")
@@ -144,6 +220,11 @@ def history_scores(
         for path in notes:
             found[path] = found.get(path, 0.0) + weight
     return found
+
+
+def _team(workspace: Workspace) -> bool:
+    """Whether the team's sessions count: with a team index set."""
+    return bool(workspace.settings.index_url or os.environ.get("HIPPO_INDEX_URL"))
 
 
 def notes_roots(workspace: Workspace) -> list[str]:

@@ -39,6 +39,8 @@ CHUNK = 500
 BUSY_SECONDS = 1.0
 #: How many of the best-matching sessions are looked at a time.
 PAGE = 40
+#: How many terms' rows a watcher keeps (:class:`SessionTerms`) before it starts again.
+MAX_HELD_TERMS = 500
 #: Where ``meta`` keeps how many sessions the history holds, and their terms in all: this
 #: machine's, and the team's pulled (:mod:`hippo_core.index.team_history`).
 SESSIONS_KEY, LENGTH_KEY = "history_sessions", "history_length"
@@ -175,6 +177,7 @@ def past_sessions(
     before: float | None = None,
     besides: str | None = None,
     team: bool = False,
+    held: SessionTerms | None = None,
 ) -> list[tuple[float, float | None, list[str]]]:
     """The ``limit`` sessions whose prompts BM25 ranks best for ``task_terms``, best first
     (ties to the later), as ``(score, started, notes)``: ``notes`` are the files it read or
@@ -183,7 +186,7 @@ def past_sessions(
     left with none is passed over. The team's sessions pulled from the team index count
     only with ``team``. With ``before`` (seconds since the epoch) only sessions that started
     before it count, and never the session ``besides``: for measuring, so that no task sees
-    its own.
+    its own. ``held`` keeps each term's rows between calls (a watcher's).
 
     How rare a term is, and how long prompts are, is counted over every session of the
     history (that started before ``before``), whatever part of it asks: a search's
@@ -191,14 +194,10 @@ def past_sessions(
     task_terms = list(dict.fromkeys(task_terms))
     if not task_terms or not roots or limit <= 0:
         return []
-    names = {f"t{i}": term for i, term in enumerate(task_terms)}
-    among = f"term IN ({', '.join(':' + name for name in names)})"
-    values: dict[str, object] = dict(names)
+    if before is not None or besides is not None:
+        held = None  # measuring: the rows of those sessions alone, read each time
     mine = "" if team else " AND NOT team"
-    among += mine
     if before is not None:
-        among += " AND started < :before"
-        values["before"] = before
         count, length = conn.execute(
             f"SELECT count(*), total(length) FROM history WHERE started < ?{mine}", (before,)
         ).fetchone()
@@ -210,51 +209,95 @@ def past_sessions(
         if team:
             count += sizes.get(TEAM_SESSIONS_KEY, 0)
             length += sizes.get(TEAM_LENGTH_KEY, 0)
-    if besides is not None:
-        among += " AND id NOT IN (SELECT id FROM history WHERE session = :besides)"
-        values["besides"] = besides
-    found = conn.execute(
-        f"SELECT term, count(*) FROM history_terms WHERE {among} GROUP BY term", values
-    ).fetchall()
-    if not found or not count:
+    if not count:
         return []
-    cases = []
-    for i, (term, df) in enumerate(found):
-        values[f"w{i}"], values[f"i{i}"] = term, math.log(1 + (count - df + 0.5) / (df + 0.5))
-        cases.append(f"WHEN :w{i} THEN :i{i}")
-    values["mean"] = max(length / count, 1.0)
-    norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
-    score = f"round(sum(CASE term {' '.join(cases)} END * tf / (tf + {norm})), 9)"
-    ranked = (
-        f"SELECT id, {score} AS score, max(started) AS at FROM history_terms WHERE {among} "
-        "GROUP BY id ORDER BY score DESC, at DESC, id DESC LIMIT :page OFFSET :skip"
+    mean = max(length / count, 1.0)
+    score: dict[int, float] = {}
+    started: dict[int, float | None] = {}
+    for term in sorted(task_terms):
+        if held is not None:
+            found = held.rows(conn, term, team)
+        else:
+            found = _term_rows(conn, term, team, before, besides)
+        if not found:
+            continue
+        df = len(found)
+        idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+        for row, tf, size, at in found:
+            # idf * tf / (tf + K1 * (1 - B + B * length / mean)), summed over the terms in
+            # their order, so that the same terms give the same sum.
+            score[row] = score.get(row, 0.0) + idf * tf / (tf + K1 * (1 - B + B * size / mean))
+            started[row] = at
+    if not score:
+        return []
+    rounded = {row: round(value, 9) for row, value in score.items()}
+    # Best first; ties to the later session (undated ones last), then the later row.
+    order = sorted(
+        rounded,
+        key=lambda row: (-rounded[row], started[row] is None, -(started[row] or 0.0), -row),
     )
     below, ranges = _ranges(roots)
     taken: list[tuple[float, float | None, list[str]]] = []
     page = max(PAGE, 2 * limit)
-    for skip in range(0, count, page):
-        # A page of the best at a time (a bounded sort), the files of its sessions at once.
-        best = conn.execute(ranked, {**values, "page": page, "skip": skip}).fetchall()
-        if not best:
-            break
+    for skip in range(0, len(order), page):
+        # A page of the best at a time, the files of its sessions at once.
+        best = order[skip : skip + page]
         marks = ", ".join(f":s{i}" for i in range(len(best)))
         opened: dict[int, list[str]] = {}
         for row, path in conn.execute(
             f"SELECT id, path FROM history_notes WHERE id IN ({marks}) AND ({below}) "
             "ORDER BY id, path",
-            {**ranges, **{f"s{i}": row[0] for i, row in enumerate(best)}},
+            {**ranges, **{f"s{i}": row for i, row in enumerate(best)}},
         ):
             opened.setdefault(row, []).append(_relative(path, roots))
         kept = set(current(sorted({path for paths in opened.values() for path in paths})))
-        for row, match, started in best:
+        for row in best:
             notes = [path for path in opened.get(row, ()) if path in kept]
-            if notes and match > 0:
-                taken.append((match, started, notes))
+            if notes and rounded[row] > 0:
+                taken.append((rounded[row], started[row], notes))
                 if len(taken) == limit:
                     return taken
-        if len(best) < page:
-            break
     return taken
+
+
+Rows = list[tuple[int, int, int, "float | None"]]
+
+
+def _term_rows(
+    conn: sqlite3.Connection, term: str, team: bool, before: float | None, besides: str | None
+) -> Rows:
+    """The history's rows of ``term``: each session's row id, the term's count, the
+    session's prompt length and when it started."""
+    query = "SELECT id, tf, length, started FROM history_terms WHERE term = :term"
+    values: dict[str, object] = {"term": term}
+    if not team:
+        query += " AND NOT team"
+    if before is not None:
+        query += " AND started < :before"
+        values["before"] = before
+    if besides is not None:
+        query += " AND id NOT IN (SELECT id FROM history WHERE session = :besides)"
+        values["besides"] = besides
+    return conn.execute(query, values).fetchall()
+
+
+class SessionTerms:
+    """Each term's rows of the history, kept between calls of :func:`past_sessions` while
+    the transcript index stays as it was (a watcher's, :mod:`hippo_core.notes.watch`)."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[str, bool], Rows] = {}
+        self._as_of: int | None = None
+
+    def rows(self, conn: sqlite3.Connection, term: str, team: bool) -> Rows:
+        version = conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._as_of or len(self._held) > MAX_HELD_TERMS:
+            self._held.clear()
+            self._as_of = version
+        found = self._held.get((term, team))
+        if found is None:
+            found = self._held[(term, team)] = _term_rows(conn, term, team, None, None)
+        return found
 
 
 def _ranges(roots: list[str]) -> tuple[str, dict[str, object]]:

@@ -106,6 +106,10 @@ class NotesIndex:
         self.notes_dir = notes_dir
         self.with_terms = with_terms
         self.in_memory = in_memory
+        #: The file the index is kept in (None in memory), and whether a watcher said it is
+        #: fresh (:mod:`hippo_core.notes.watch`): then the watcher may be asked to rank.
+        self.path: str | None = None
+        self.watched = False
 
     def refresh(self) -> None:
         """Bring the index up to date with the files: stat everything, read what changed."""
@@ -160,13 +164,9 @@ class NotesIndex:
         terms = list(dict.fromkeys(terms))
         if not terms or not self.with_terms or (among is not None and not among):
             return []
-        marks = ", ".join("?" * len(terms))
-        query = f"SELECT term, notes FROM frequency WHERE term IN ({marks})"
-        found = self.conn.execute(query, terms).fetchall()
-        if not found:
+        scoring = self._scoring(terms)
+        if scoring is None:
             return []
-        count, length = self._sizes()
-        scoring = _Scoring(found, count, max(length / max(count, 1), 1.0))
         if among is not None:
             rows = self._scored(scoring, among)
             limit = len(rows)
@@ -186,6 +186,20 @@ class NotesIndex:
             f"FROM terms WHERE {scoring.having} AND path IN ({among}) GROUP BY path",
             values,
         ).fetchall()
+
+    def idf(self, terms: list[str]) -> tuple[dict[str, float], float]:
+        """BM25's idf of each of ``terms`` that a note holds, and the notes' mean length."""
+        scoring = self._scoring(list(dict.fromkeys(terms))) if self.with_terms else None
+        return (scoring.idf, scoring.mean) if scoring is not None else ({}, 1.0)
+
+    def _scoring(self, terms: list[str]) -> _Scoring | None:
+        marks = ", ".join("?" * len(terms))
+        query = f"SELECT term, notes FROM frequency WHERE term IN ({marks})"
+        found = self.conn.execute(query, terms).fetchall()
+        if not found:
+            return None
+        count, length = self._sizes()
+        return _Scoring(found, count, max(length / max(count, 1), 1.0))
 
     def _best(self, scoring: _Scoring, limit: int) -> list[_Row]:
         """The notes BM25 ranks in the first ``limit``, with every note tied with the last
@@ -643,7 +657,9 @@ def _on_disk(
     for attempt in range(2):
         try:
             index = NotesIndex(_connect(path, wanted), notes_dir, with_terms)
-            if attempt or not watched_fresh(path, notes_dir, with_terms):
+            index.path = path
+            index.watched = not attempt and watched_fresh(path, notes_dir, with_terms)
+            if not index.watched:
                 index.refresh()  # no watcher said it is fresh: look at every note
             return index
         except OSError:

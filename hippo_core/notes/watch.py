@@ -11,6 +11,12 @@ is queued by the very call that made it, so nothing made before the question is 
 refreshes the index if any came, or if another process wrote the index since it last did.
 Only then does it say "fresh", and the hook uses the index as it stands.
 
+A hook that ranks by BM25 (``relevance = "bm25"`` or ``"history"``) then asks the watcher
+to rank too: the watcher keeps what that reads warm, each task word's notes in memory in
+order of their weight (:mod:`hippo_core.notes.postings`) and the transcript index open,
+and answers with the notes the hook would have found, in the same order
+(:func:`hippo_core.relevance.rank` does it on both sides).
+
 The hook asks only when the socket is there, and scans as before when no watcher answers,
 answers anything else or takes longer than :data:`ASK_SECONDS`: correct with no watcher,
 fast with one. A watcher refreshes with the scan itself, so what it serves is what a scan
@@ -22,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 
-from hippo_core.notes.watched import ASK_SECONDS, FRESH, owned, request, socket_path
+from hippo_core.notes.watched import ASK_SECONDS, FRESH, RANKED, owned, request, socket_path
 
 #: How long a watcher lets a burst of events settle before it refreshes on its own.
 SETTLE_SECONDS = 0.05
@@ -30,10 +36,13 @@ SETTLE_SECONDS = 0.05
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
+    import sqlite3
     import threading
     from collections.abc import Callable
 
+    from hippo_core.index.history import SessionTerms
     from hippo_core.notes.index import NotesIndex
+    from hippo_core.notes.postings import TermNotes
     from hippo_core.workspace import Workspace
 
 # -- the watcher ---------------------------------------------------------------------------
@@ -150,6 +159,10 @@ class NotesWatcher:
         self.version = -1  # the index's data_version after this watcher's last write
         self.pending = False  # events read since the last refresh
         self.refreshes = 0
+        self.term_notes: TermNotes | None = None  # of self.index, for ranking
+        #: The transcript indexes asked of, open: by path, with the file's device and inode
+        #: and the rows read of it.
+        self.histories: dict[str, tuple[tuple[int, int], sqlite3.Connection, SessionTerms]] = {}
         self._wake, self._waker = os.pipe()  # written to by stop()
         self._stopped = False
 
@@ -191,6 +204,8 @@ class NotesWatcher:
             os.close(self._waker)
             if self.index is not None:
                 self.index.conn.close()
+            for _, conn, _ in self.histories.values():
+                conn.close()
 
     def check(self) -> None:
         """Raise :class:`WatchError` when no watcher can listen here, or one already does;
@@ -229,12 +244,12 @@ class NotesWatcher:
         try:
             conn.settimeout(ASK_SECONDS)
             asked = b""
-            while asked.count(b"\0") < 3 and len(asked) < 65536:
-                chunk = conn.recv(4096)
-                if not chunk:
+            while asked.count(b"\0") < 3 or not asked.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk or len(asked) > 1 << 20:
                     return
                 asked += chunk
-            fields = asked.split(b"\0")
+            fields = asked.split(b"\0", 3)
             if fields[:2] != request(self.index_path, self.notes_dir, False).split(b"\0")[:2]:
                 conn.sendall(b"other\n")  # another index or notes folder: the hook scans
                 return
@@ -244,11 +259,78 @@ class NotesWatcher:
             if changed or with_terms != self.with_terms or self._written_by_another():
                 self.with_terms = with_terms
                 self._refresh(inotify)
-            conn.sendall(FRESH)
+            question = fields[3].strip()
+            conn.sendall(self._ranked(question) if question else FRESH)
         except OSError:
             return
         finally:
             conn.close()
+
+    def _ranked(self, question: bytes) -> bytes:
+        """The answer to a hook's ranking question (JSON: the task's terms, how many notes,
+        and for the history ranking its transcript index, notes roots, whether the team's
+        sessions count and the hook's clock): :data:`RANKED` and the notes; plain
+        :data:`FRESH` when it cannot rank here, and the hook ranks."""
+        import sqlite3
+
+        from hippo_core import jsontext
+        from hippo_core.notes.postings import TermNotes
+        from hippo_core.relevance import rank, scores_from
+
+        index = self.index
+        try:
+            asked = jsontext.loads(question.decode("utf-8", "surrogateescape"))
+            terms, limit = asked["terms"], asked["limit"]
+            history = asked.get("history")
+            if index is None or not index.with_terms:
+                return FRESH
+            if self.term_notes is None or self.term_notes.index is not index:
+                self.term_notes = TermNotes(index)
+
+            def past() -> dict[str, float]:
+                assert index is not None and isinstance(history, dict)
+                kept = self._history(str(history["index"]))
+                if kept is None:
+                    return {}
+                roots = [str(root) for root in history["roots"]]
+                return scores_from(
+                    kept[0],
+                    roots,
+                    terms,
+                    index.ranked,
+                    team=bool(history["team"]),
+                    now=float(history["now"]),
+                    held=kept[1],
+                )
+
+            found = rank(self.term_notes.best, index, terms, history is not None, limit, past)
+        except (ValueError, KeyError, TypeError, AttributeError, sqlite3.Error):
+            return FRESH  # a question this watcher cannot read, or an index it cannot
+        return (
+            RANKED + jsontext.dumps(found, indent=None).encode("utf-8", "surrogateescape") + b"\n"
+        )
+
+    def _history(self, path: str) -> tuple[sqlite3.Connection, SessionTerms] | None:
+        """The transcript index at ``path`` and the rows read of it, kept between questions
+        (and opened again when a full ingest made it anew); None when there is none."""
+        from hippo_core.index.history import SessionTerms, open_history
+
+        try:
+            found = os.stat(path)
+        except OSError:
+            return None
+        stamp = (found.st_dev, found.st_ino)
+        kept = self.histories.get(path)
+        if kept is not None and kept[0] == stamp:
+            return kept[1], kept[2]
+        if kept is not None:
+            kept[1].close()
+            del self.histories[path]
+        conn = open_history(path)
+        if conn is None:
+            return None
+        self.histories[path] = (stamp, conn, SessionTerms())
+        return conn, self.histories[path][2]
 
     def _written_by_another(self) -> bool:
         if self.index is None:

@@ -1,0 +1,192 @@
+"""With a watcher running, it ranks for the hooks (``relevance = "bm25"`` and ``"history"``),
+from each task word's notes held in memory: its answer is the one the hook finds by itself,
+order and ties included, on corpora where most notes share most words, after edits, and
+with past sessions of the workspace indexed by the real `hippo ingest`.
+
+The watcher runs for real in a thread (inotify, its socket in a folder of the test's own).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from hippo_core import Workspace
+from hippo_core.notes import postings, watched
+from hippo_core.notes.postings import TermNotes
+from hippo_core.notes.terms import terms as stems
+from hippo_core.notes.watch import NotesWatcher
+from hippo_core.relevance import relevant_paths
+
+from .claude_factory import ClaudeSession
+from .conftest import HippoRunner, WorkspaceMaker
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the watcher needs inotify")
+
+WORDS = ["deploy", "queue", "cache", "ledger", "refund", "retry", "lock", "token", "build"]
+
+
+@pytest.fixture(autouse=True)
+def runtime_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="hippo-run-")  # short: socket paths must be
+    monkeypatch.setenv("XDG_RUNTIME_DIR", folder)
+    yield folder
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def corpus(rng: random.Random, count: int) -> dict[str, str]:
+    notes = {"Home.md": "# Home\n\nWelcome.\n"}
+    for i in range(count):
+        body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 40)))
+        dated = f"---\nupdated: 2026-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}\n---\n"
+        title = " ".join(rng.sample(WORDS, 2))
+        notes[f"area-{i % 4}/n{i:03}.md"] = f"{dated if i % 3 else ''}# {title}\n\n{body}\n"
+    return notes
+
+
+def tasks(rng: random.Random) -> list[str]:
+    found = [*WORDS, "deploy nowhere", "nowhere at all"]
+    return found + [" ".join(rng.sample(WORDS, rng.randint(2, 5))) for _ in range(20)]
+
+
+class Watching:
+    """A watcher of the workspace at ``root`` in a thread, and the rankings it gave."""
+
+    def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.answers: list[list[str] | None] = []
+        ask = watched.watched_ranking
+
+        def recorded(*args: object) -> list[str] | None:
+            found = ask(*args)  # type: ignore[arg-type]
+            self.answers.append(found)
+            return found
+
+        monkeypatch.setattr(watched, "watched_ranking", recorded)
+        index = str(root / ".hippo" / "cache" / "notes.sqlite")
+        self.watcher = NotesWatcher(str(root / "notes"), index, with_terms=True)
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self.watcher.serve, args=(ready,), daemon=True)
+        self.thread.start()
+        assert ready.wait(30)
+
+    def stop(self) -> None:
+        self.watcher.stop()
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+
+def by_itself(root: Path, task: str) -> list[str]:
+    """The ranking the hook finds with no watcher asked."""
+    workspace = Workspace.open(root)
+    workspace.notes_index.watched = False
+    return relevant_paths(workspace, task)
+
+
+def asked(root: Path, task: str) -> list[str]:
+    workspace = Workspace.open(root)
+    assert workspace.notes_index.watched  # the watcher said the index is fresh
+    return relevant_paths(workspace, task)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_watcher_ranks_by_bm25_as_the_hook_does(
+    make_workspace: WorkspaceMaker, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    rng = random.Random(seed)
+    root = make_workspace('relevance = "bm25"\n', corpus(rng, 120))
+    monkeypatch.setattr(postings, "FIRST_READ", 2)  # read few at a time: stop early, often
+    watching = Watching(root, monkeypatch)
+    try:
+        for task in tasks(rng):
+            assert asked(root, task) == by_itself(root, task), task
+        # Edits move the mean length and every impact: the watcher reads its notes again.
+        for i in rng.sample(range(120), 30):
+            body = " ".join(rng.choice(WORDS) for _ in range(rng.randint(50, 150)))
+            (root / "notes" / f"area-{i % 4}" / f"n{i:03}.md").write_text(f"# Edited\n\n{body}\n")
+        (root / "notes" / "area-0" / "n000.md").unlink()
+        for task in tasks(rng):
+            assert asked(root, task) == by_itself(root, task), task
+    finally:
+        watching.stop()
+    assert watching.answers and all(answer is not None for answer in watching.answers)
+
+
+def test_notes_tied_across_the_cut_are_all_in_the_running(
+    make_workspace: WorkspaceMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Twelve notes score alike; the five shown are the most recently updated.
+    notes = {"Home.md": "# Home\n\nWelcome.\n"} | {
+        f"n{i:02}.md": f"---\nupdated: 2026-01-{i + 1:02}\n---\n# Zebra\n\nLine {i:02}.\n"
+        for i in range(12)
+    }
+    root = make_workspace('relevance = "bm25"\n', notes)
+    watching = Watching(root, monkeypatch)
+    try:
+        assert asked(root, "zebra") == [f"n{i:02}.md" for i in (11, 10, 9, 8, 7)]
+    finally:
+        watching.stop()
+    assert watching.answers == [[f"n{i:02}.md" for i in (11, 10, 9, 8, 7)]]
+
+
+def test_the_watcher_ranks_by_history_as_the_hook_does(
+    make_workspace: WorkspaceMaker,
+    monkeypatch: pytest.MonkeyPatch,
+    hippo: HippoRunner,
+    claude_home: Path,
+) -> None:
+    rng = random.Random(7)
+    notes = corpus(rng, 80)
+    root = make_workspace('relevance = "history"\n', notes)
+    paths = sorted(path for path in notes if path != "Home.md")
+    start = datetime.now(UTC) - timedelta(days=300)
+    for number in range(60):
+        made = ClaudeSession(claude_home, str(root), start=start + timedelta(days=5 * number))
+        made.prompt(" ".join(rng.sample(WORDS, 3)) + " please")
+        for path in rng.sample(paths, rng.randint(1, 3)):
+            made.tool("Read", file_path=str(root / "notes" / path))
+        made.answer("done").write()
+    assert hippo("ingest", cwd=root).code == 0
+    watching = Watching(root, monkeypatch)
+    try:
+        for task in tasks(rng):
+            assert asked(root, task) == by_itself(root, task), task
+        # A note the sessions opened is superseded: neither ranks it any more.
+        superseded = root / "notes" / paths[0]
+        superseded.write_text("---\nstatus: superseded\n---\n# Old\n\ndeploy queue cache\n")
+        for task in tasks(rng):
+            assert asked(root, task) == by_itself(root, task), task
+    finally:
+        watching.stop()
+    assert watching.answers and all(answer is not None for answer in watching.answers)
+
+
+def test_term_notes_are_what_scoring_every_note_gives(tmp_path: Path) -> None:
+    # The threshold algorithm alone, read two notes at a time, against the index's own.
+    from hippo_core.notes.index import open_index
+
+    rng = random.Random(3)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for path, text in corpus(rng, 200).items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(text)
+    index = open_index(folder, tmp_path / "notes.sqlite", with_terms=True)
+    held = TermNotes(index)
+    saved = postings.FIRST_READ
+    postings.FIRST_READ = 2
+    try:
+        for task in tasks(rng):
+            wanted = stems(task)
+            for limit in (1, 5, 12):
+                assert held.best(wanted, limit) == index.bm25_scored(wanted, limit), task
+    finally:
+        postings.FIRST_READ = saved
