@@ -74,6 +74,7 @@ if TYPE_CHECKING:
     from hippo_core.notes.edit import EditError, note_digest
     from hippo_core.notes.note import Note
     from hippo_core.notes.text import split_frontmatter
+    from hippo_core.notes.watch import keep_fresh
     from hippo_core.outbound import outbound_opener, outbound_url_problem, shown_url
     from hippo_core.owner_only import owner_only_append, owner_only_write
     from hippo_core.packs.evals import case_folder
@@ -114,6 +115,7 @@ _HOMES = {
     "hippo_core.notes.note": ("Note",),
     "hippo_core.notes.edit": ("EditError", "note_digest"),
     "hippo_core.notes.text": ("split_frontmatter",),
+    "hippo_core.notes.watch": ("keep_fresh",),
     "hippo_core.budget": ("ContextBlock", "ContextPart", "OverBudget"),
     "hippo_core.context": ("build_context",),
     "hippo_core.findings": ("Finding",),
@@ -255,6 +257,7 @@ __all__ = [
     "forget_text",
     "hookimpl",
     "json_objects_in",
+    "keep_fresh",
     "load_packs",
     "load_plugins",
     "mcp_server",

@@ -47,6 +47,7 @@ PUBLIC = {
         "Note",
         "OverBudget",
         "build_context",
+        "keep_fresh",
         "note_digest",
         "split_frontmatter",
     ],

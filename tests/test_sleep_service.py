@@ -11,8 +11,10 @@ import contextlib
 import http.client
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from hippo_core import Workspace
+from hippo_core.notes.watched import socket_path, watched_fresh
 from tests.conftest import HippoRunner
 from tests.sleep_scene import Sleepy, make_sleepy
 
@@ -286,6 +290,33 @@ def test_the_service_refuses_to_start_open_or_twice(sleepy: Sleepy) -> None:
     unset = start(sleepy.root, "--port", "0")
     _, err = unset.communicate(timeout=60)
     assert unset.returncode == 1 and "names HIPPO_NO_SUCH_BEARER, which is not set" in err
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the notes watcher needs inotify")
+def test_while_it_serves_it_keeps_the_notes_index_fresh_for_the_hooks(
+    sleepy: Sleepy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The service answers the hooks' question as `hippo notes watch` does, and its socket
+    goes with it."""
+    runtime = tempfile.mkdtemp(prefix="hippo-run-")  # short, as a socket's path must be
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)  # the service's socket folder and ours
+    workspace = Workspace.open(str(sleepy.root))
+    index = workspace.inside(".hippo", "cache", "notes.sqlite")
+    notes = workspace.inside(workspace.settings.notes_dir)
+    with_terms = workspace.settings.relevance in ("bm25", "history")
+    where = socket_path(index)
+    assert where is not None and where.startswith(runtime)
+    try:
+        served = serving(sleepy.root)
+        try:
+            # The watcher's first scan comes before its socket.
+            assert wait_for(lambda: watched_fresh(index, notes, with_terms), timeout=10)
+        finally:
+            assert "Traceback" not in stop(served)
+        assert served.process.returncode == 0  # SIGTERM ran serve's `finally`
+        assert not os.path.exists(where)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def test_mcp_at_slash_mcp_behind_the_bearer(sleepy: Sleepy) -> None:

@@ -376,8 +376,9 @@ def workspace_watcher(workspace: Workspace) -> NotesWatcher:
 
 def keep_fresh(start: str) -> Callable[[], None] | None:
     """Watch the notes of the workspace at or above ``start`` in a thread of this process
-    (``hippo mcp`` while it serves), until the function returned is called; None when there
-    is no workspace there or no watcher can run (not Linux, or another one already watches)."""
+    (``hippo mcp`` and ``hippo sleep serve`` while they serve), until the function returned
+    is called; None when there is no workspace there. Where no watcher can run (not Linux,
+    or another one already watches) the thread ends by itself, silently: the hooks scan."""
     import sqlite3
     import threading
 

@@ -19,11 +19,12 @@ hippo's checkout).
 from __future__ import annotations
 
 import contextlib
+import signal
 import socket
 import sys
 from typing import TYPE_CHECKING
 
-from hippo_core import file_lock
+from hippo_core import file_lock, keep_fresh
 from hippo_packs.sleep.service import bearer
 from hippo_packs.sleep.service.heartbeat import Service, warmup
 from hippo_packs.sleep.service.mcp import Refused
@@ -84,10 +85,13 @@ def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str],
             say(f"the viewer: {address}/viewer?token=... ({token.kept})")
         else:
             say(f"the viewer: {address}/viewer")
+        watching = keep_fresh(root)  # the hooks skip their scan of the notes while it serves
         try:
             _run(make_app(service, gate), listener, settings.serve.request_timeout_seconds)
         finally:
             service.stop()
+            if watching is not None:
+                watching()
     return 0
 
 
@@ -122,6 +126,9 @@ def _run(app: Starlette, listener: socket.socket, request_seconds: float) -> Non
         http=bounded(request_seconds),
         **LIMITS,
     )
-    # uvicorn stops on SIGINT and SIGTERM itself, finishing the requests it is serving.
+    # uvicorn stops on SIGINT and SIGTERM itself, finishing the requests it is serving, then
+    # raises the signal again. SIGTERM then exits as `hippo notes watch` does, rather than
+    # ending the process before serve's `finally` stops the heartbeat and the notes watcher.
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
     uvicorn.Server(config).run(sockets=[listener])
     sys.stderr.flush()
