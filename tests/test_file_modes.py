@@ -55,8 +55,13 @@ class Machine:
         }
 
     def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        # -P: not the workspace on sys.path, as `python -m` puts the current folder there. A
+        # folder of sys.path changed in the last two seconds (the workspace, as the day's
+        # work fills it) keeps the entry points' cache from being written, and the cache is
+        # one of the files whose mode is checked; the agents run hippo's script, which puts
+        # its own folder there.
         done = subprocess.run(
-            [sys.executable, "-m", "hippo_core", *args],
+            [sys.executable, "-P", "-m", "hippo_core", *args],
             cwd=self.root,
             env=self.env,
             input=stdin,
