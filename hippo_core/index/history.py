@@ -16,6 +16,7 @@ the turns or of every session, so the first prompt's hook can afford it.
 
 from __future__ import annotations
 
+import heapq
 import math
 import os
 import sqlite3
@@ -25,7 +26,7 @@ from hippo_core.notes.terms import terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Iterator
 
 #: How much of a session's prompts is read for its terms: a pasted log or file must not
 #: drown what the session was asked (nor the index).
@@ -230,18 +231,10 @@ def past_sessions(
             started[row] = at
     if not score:
         return []
-    rounded = {row: round(value, 9) for row, value in score.items()}
-    # Best first; ties to the later session (undated ones last), then the later row.
-    order = sorted(
-        rounded,
-        key=lambda row: (-rounded[row], started[row] is None, -(started[row] or 0.0), -row),
-    )
     below, ranges = _ranges(roots)
     taken: list[tuple[float, float | None, list[str]]] = []
-    page = max(PAGE, 2 * limit)
-    for skip in range(0, len(order), page):
+    for best in _pages(score, started, max(PAGE, 2 * limit)):
         # A page of the best at a time, the files of its sessions at once.
-        best = order[skip : skip + page]
         marks = ", ".join(f":s{i}" for i in range(len(best)))
         opened: dict[int, list[str]] = {}
         for row, path in conn.execute(
@@ -253,14 +246,37 @@ def past_sessions(
         kept = set(current(sorted({path for paths in opened.values() for path in paths})))
         for row in best:
             notes = [path for path in opened.get(row, ()) if path in kept]
-            if notes and rounded[row] > 0:
-                taken.append((rounded[row], started[row], notes))
+            match = round(score[row], 9)
+            if notes and match > 0:
+                taken.append((match, started[row], notes))
                 if len(taken) == limit:
                     return taken
     return taken
 
 
 Rows = list[tuple[int, int, int, "float | None"]]
+
+
+def _pages(
+    score: dict[int, float], started: dict[int, float | None], size: int
+) -> Iterator[list[int]]:
+    """The sessions of ``score``, best first, about ``size`` at a time: scores rounded to 9
+    places, ties to the later session (undated ones last), then the later row. Each page is
+    the best ``size`` and every session whose rounded score ties the last of them, so that
+    sorting a page alone orders it as sorting them all would."""
+    left = dict(score)
+    while left:
+        last = heapq.nlargest(size, left.values())[-1]
+        floor = round(last, 9)
+        near = [row for row, value in left.items() if value >= last - 2e-9]
+        rounded = {row: round(score[row], 9) for row in near}
+        page = [row for row in near if rounded[row] >= floor]
+        for row in page:
+            del left[row]
+        page.sort(
+            key=lambda row: (-rounded[row], started[row] is None, -(started[row] or 0.0), -row)
+        )
+        yield page
 
 
 def _term_rows(
