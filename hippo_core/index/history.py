@@ -217,18 +217,13 @@ def past_sessions(
     started: dict[int, float | None] = {}
     for term in sorted(task_terms):
         if held is not None:
-            found = held.rows(conn, term, team)
+            given, dates = held.scores(conn, term, team, count, mean)
         else:
-            found = _term_rows(conn, term, team, before, besides)
-        if not found:
-            continue
-        df = len(found)
-        idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
-        for row, tf, size, at in found:
-            # idf * tf / (tf + K1 * (1 - B + B * length / mean)), summed over the terms in
-            # their order, so that the same terms give the same sum.
-            score[row] = score.get(row, 0.0) + idf * tf / (tf + K1 * (1 - B + B * size / mean))
-            started[row] = at
+            given, dates = _term_scores(_term_rows(conn, term, team, before, besides), count, mean)
+        # Summed over the terms in their order, so that the same terms give the same sum.
+        for row, part in given.items():
+            score[row] = score.get(row, 0.0) + part
+        started.update(dates)
     if not score:
         return []
     below, ranges = _ranges(roots)
@@ -297,22 +292,42 @@ def _term_rows(
     return conn.execute(query, values).fetchall()
 
 
+Scores = tuple[dict[int, float], dict[int, "float | None"]]
+
+
+def _term_scores(rows: Rows, count: int, mean: float) -> Scores:
+    """What a term gives each session of ``rows`` (of ``count`` sessions, their prompts
+    ``mean`` terms long): ``idf * tf / (tf + K1 * (1 - B + B * length / mean))``; and when
+    each started."""
+    if not rows:
+        return {}, {}
+    df = len(rows)
+    idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+    given = {row: idf * tf / (tf + K1 * (1 - B + B * size / mean)) for row, tf, size, _ in rows}
+    return given, {row: at for row, _, _, at in rows}
+
+
 class SessionTerms:
-    """Each term's rows of the history, kept between calls of :func:`past_sessions` while
-    the transcript index stays as it was (a watcher's, :mod:`hippo_core.notes.watch`)."""
+    """What each term gives the sessions of the history, kept between calls of
+    :func:`past_sessions` while the transcript index stays as it was (a watcher's,
+    :mod:`hippo_core.notes.watch`)."""
 
     def __init__(self) -> None:
-        self._held: dict[tuple[str, bool], Rows] = {}
+        self._held: dict[tuple[str, bool, int, float], Scores] = {}
         self._as_of: int | None = None
 
-    def rows(self, conn: sqlite3.Connection, term: str, team: bool) -> Rows:
+    def scores(
+        self, conn: sqlite3.Connection, term: str, team: bool, count: int, mean: float
+    ) -> Scores:
         version = conn.execute("PRAGMA data_version").fetchone()[0]
         if version != self._as_of or len(self._held) > MAX_HELD_TERMS:
             self._held.clear()
             self._as_of = version
-        found = self._held.get((term, team))
+        key = (term, team, count, mean)
+        found = self._held.get(key)
         if found is None:
-            found = self._held[(term, team)] = _term_rows(conn, term, team, None, None)
+            rows = _term_rows(conn, term, team, None, None)
+            found = self._held[key] = _term_scores(rows, count, mean)
         return found
 
 
