@@ -15,7 +15,6 @@ workspace's settings, the plugins or anything else is loaded.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -58,6 +57,8 @@ def log_problem(event: str, message: str, root: str | None = None) -> None:
     """Append one line to ``$HIPPO_HOME/hooks.log`` (best effort), ending with the workspace
     it happened in (``root``, else the one of the current folder) when there is one: the log
     is the machine's, and doctor shows a workspace its own lines only."""
+    import contextlib  # here: a later prompt, which logs nothing, is spared its import
+
     from hippo_core.home import home_folder
     from hippo_core.owner_only import owner_only_append
 

@@ -34,7 +34,7 @@ HEAVY = ("typer", "typer._click", "click", "sqlalchemy", "pydantic", "jinja2", "
 HOT = (*HEAVY, "pluggy", "dataclasses", "typing", "inspect", "pathlib")
 #: What a later prompt of a session, which prints nothing, avoids on top: it has its answer
 #: from the session record before the workspace is opened.
-LATER_PROMPT = (*HOT, "hippo_core.workspace", "hippo_core.settings")
+LATER_PROMPT = (*HOT, "hippo_core.workspace", "hippo_core.settings", "contextlib")
 INGEST = (
     *HEAVY,
     "pluggy",
