@@ -190,3 +190,33 @@ def test_term_notes_are_what_scoring_every_note_gives(tmp_path: Path) -> None:
                 assert held.best(wanted, limit) == index.bm25_scored(wanted, limit), task
     finally:
         postings.FIRST_READ = saved
+
+
+def test_a_question_the_watcher_cannot_answer_leaves_the_ranking_to_the_hook(
+    make_workspace: WorkspaceMaker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    root = make_workspace('relevance = "bm25"\n', corpus(random.Random(1), 30))
+    watching = Watching(root, monkeypatch)
+    index = str(root / ".hippo" / "cache" / "notes.sqlite")
+    notes = str(root / "notes")
+    where = watched.socket_path(index)
+    assert where is not None
+    try:
+        wrong = ('{"terms": "deploy", "limit": 5}', '{"terms": ["deploy"], "limit": "5"}')
+        for question in ("not json", '{"limit": 5}', '["x"]', "{}", *wrong):
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.settimeout(5)
+            conn.connect(where)
+            conn.sendall(watched.request(index, notes, True, question))
+            assert conn.recv(100) == watched.FRESH, question  # fresh, and no ranking
+            conn.close()
+        # A task with a lone surrogate cannot be sent: the hook ranks by itself.
+        assert watched.watched_ranking(index, notes, {"terms": ["\ud800"], "limit": 5}) is None
+        # The watcher still answers, and ranks.
+        task = "deploy queue"
+        assert asked(root, task) == by_itself(root, task)
+    finally:
+        watching.stop()
+    assert watching.answers[-1] is not None

@@ -271,8 +271,6 @@ class NotesWatcher:
         and for the history ranking its transcript index, notes roots, whether the team's
         sessions count and the hook's clock): :data:`RANKED` and the notes; plain
         :data:`FRESH` when it cannot rank here, and the hook ranks."""
-        import sqlite3
-
         from hippo_core import jsontext
         from hippo_core.notes.postings import TermNotes
         from hippo_core.relevance import rank, scores_from
@@ -282,7 +280,9 @@ class NotesWatcher:
             asked = jsontext.loads(question.decode("utf-8", "surrogateescape"))
             terms, limit = asked["terms"], asked["limit"]
             history = asked.get("history")
-            if index is None or not index.with_terms:
+            if not isinstance(terms, list) or not all(isinstance(term, str) for term in terms):
+                return FRESH
+            if not isinstance(limit, int) or index is None or not index.with_terms:
                 return FRESH
             if self.term_notes is None or self.term_notes.index is not index:
                 self.term_notes = TermNotes(index)
@@ -304,8 +304,8 @@ class NotesWatcher:
                 )
 
             found = rank(self.term_notes.best, index, terms, history is not None, limit, past)
-        except (ValueError, KeyError, TypeError, AttributeError, sqlite3.Error):
-            return FRESH  # a question this watcher cannot read, or an index it cannot
+        except Exception:  # a question it cannot read, an index it cannot: the hook ranks
+            return FRESH  # (and the watcher goes on answering the others)
         return (
             RANKED + jsontext.dumps(found, indent=None).encode("utf-8", "surrogateescape") + b"\n"
         )

@@ -75,7 +75,10 @@ def watched_ranking(
     none answers with a ranking (the hook then ranks by itself)."""
     from hippo_core import jsontext
 
-    asked = request(index_path, notes_dir, True, jsontext.dumps(question, indent=None))
+    try:
+        asked = request(index_path, notes_dir, True, jsontext.dumps(question, indent=None))
+    except (UnicodeError, ValueError):
+        return None  # a task no line can carry (a lone surrogate): the hook ranks
     reply = _ask(index_path, asked)
     if not reply.startswith(RANKED):
         return None
