@@ -202,7 +202,7 @@ def scores_from(
     """:func:`history_scores` from the transcript index open as ``conn``, for notes below
     ``roots`` that ``current`` keeps (:func:`~hippo_core.index.history.past_sessions`;
     ``held`` keeps its rows between calls)."""
-    import sqlite3
+    import _sqlite3  # the C module, as the index's readers take it (no datetime import)
 
     from hippo_core.index.history import past_sessions
 
@@ -211,7 +211,7 @@ def scores_from(
         sessions = past_sessions(
             conn, roots, task_terms, SESSIONS, current, before, besides, team=team, held=held
         )
-    except sqlite3.Error:
+    except _sqlite3.Error:
         return {}  # an index of another version, damaged, or locked: no history this time
     found: dict[str, float] = {}
     for match, started, notes in sessions:

@@ -31,7 +31,7 @@ HEAVY = ("typer", "typer._click", "click", "sqlalchemy", "pydantic", "jinja2", "
 #: ... and what the code goes further to avoid there. json (and the re it imports) may load:
 #: the console script imports re before hippo runs, and the rest of json costs about 1 ms, a
 #: fair price for the standard library's own strict parser.
-HOT = (*HEAVY, "pluggy", "dataclasses", "typing", "inspect", "pathlib")
+HOT = (*HEAVY, "pluggy", "dataclasses", "typing", "inspect", "pathlib", "sqlite3.dbapi2")
 #: What a later prompt of a session, which prints nothing, avoids on top: it has its answer
 #: from the session record before the workspace is opened.
 LATER_PROMPT = (*HOT, "hippo_core.workspace", "hippo_core.settings", "contextlib")

@@ -16,10 +16,12 @@ the turns or of every session, so the first prompt's hook can afford it.
 
 from __future__ import annotations
 
+# The C module: the sqlite3 package adds date adapters, and its datetime import costs a
+# hook about a millisecond. Connections, errors and connect() are the package's own.
+import _sqlite3 as sqlite3
 import heapq
 import math
 import os
-import sqlite3
 from collections import Counter
 
 from hippo_core.notes.terms import terms
