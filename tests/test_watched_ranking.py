@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import sys
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,27 +19,15 @@ from hippo_core import Workspace
 from hippo_core.notes import postings, watched
 from hippo_core.notes.postings import TermNotes
 from hippo_core.notes.terms import terms as stems
-from hippo_core.notes.watch import NotesWatcher
 from hippo_core.relevance import relevant_paths
 
 from .claude_factory import ClaudeSession
 from .conftest import HippoRunner, WorkspaceMaker
+from .watchers import WatcherThread, runtime_folder  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the watcher needs inotify")
 
 WORDS = ["deploy", "queue", "cache", "ledger", "refund", "retry", "lock", "token", "build"]
-
-
-@pytest.fixture(autouse=True)
-def runtime_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
-    import tempfile
-
-    folder = tempfile.mkdtemp(prefix="hippo-run-")  # short: socket paths must be
-    monkeypatch.setenv("XDG_RUNTIME_DIR", folder)
-    yield folder
-    import shutil
-
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def corpus(rng: random.Random, count: int) -> dict[str, str]:
@@ -71,17 +58,10 @@ class Watching:
             return found
 
         monkeypatch.setattr(watched, "watched_ranking", recorded)
-        index = str(root / ".hippo" / "cache" / "notes.sqlite")
-        self.watcher = NotesWatcher(str(root / "notes"), index, with_terms=True)
-        ready = threading.Event()
-        self.thread = threading.Thread(target=self.watcher.serve, args=(ready,), daemon=True)
-        self.thread.start()
-        assert ready.wait(30)
+        self.serving = WatcherThread(root, with_terms=True)
 
     def stop(self) -> None:
-        self.watcher.stop()
-        self.thread.join(10)
-        assert not self.thread.is_alive()
+        self.serving.stop()
 
 
 def by_itself(root: Path, task: str) -> list[str]:
@@ -204,7 +184,11 @@ def test_a_question_the_watcher_cannot_answer_leaves_the_ranking_to_the_hook(
     where = watched.socket_path(index)
     assert where is not None
     try:
-        wrong = ('{"terms": "deploy", "limit": 5}', '{"terms": ["deploy"], "limit": "5"}')
+        wrong = (
+            '{"terms": "deploy", "limit": 5}',
+            '{"terms": ["deploy"], "limit": "5"}',
+            '{"terms": ["deploy"], "limit": 5, "history": "yes"}',
+        )
         for question in ("not json", '{"limit": 5}', '["x"]', "{}", *wrong):
             conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             conn.settimeout(5)

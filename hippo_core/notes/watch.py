@@ -282,13 +282,17 @@ class NotesWatcher:
             history = asked.get("history")
             if not isinstance(terms, list) or not all(isinstance(term, str) for term in terms):
                 return FRESH
-            if not isinstance(limit, int) or index is None or not index.with_terms:
+            if not isinstance(limit, int) or not isinstance(history, dict | None):
+                return FRESH
+            if index is None or not index.with_terms:
                 return FRESH
             if self.term_notes is None or self.term_notes.index is not index:
                 self.term_notes = TermNotes(index)
+            ranked = index.ranked
 
             def past() -> dict[str, float]:
-                assert index is not None and isinstance(history, dict)
+                if not isinstance(history, dict):
+                    return {}
                 kept = self._history(str(history["index"]))
                 if kept is None:
                     return {}
@@ -297,7 +301,7 @@ class NotesWatcher:
                     kept[0],
                     roots,
                     terms,
-                    index.ranked,
+                    ranked,
                     team=bool(history["team"]),
                     now=float(history["now"]),
                     held=kept[1],
