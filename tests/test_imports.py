@@ -232,9 +232,8 @@ def test_history_relevance_with_a_watcher_imports_no_heavy_library(
     make_workspace: WorkspaceMaker, claude_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tempfile
-    import threading
 
-    from hippo_core.notes.watch import NotesWatcher
+    from .watchers import WatcherThread
 
     root = make_workspace('relevance = "history"\nbudget_bytes = 20000\n')
     made = ClaudeSession(claude_home, str(root)).prompt("the home page")
@@ -248,12 +247,7 @@ def test_history_relevance_with_a_watcher_imports_no_heavy_library(
     if sys.platform != "linux":
         return
     monkeypatch.setenv("XDG_RUNTIME_DIR", tempfile.mkdtemp(prefix="hippo-run-"))
-    index = str(root / ".hippo" / "cache" / "notes.sqlite")
-    watcher = NotesWatcher(str(root / "notes"), index, with_terms=True)
-    ready = threading.Event()
-    thread = threading.Thread(target=watcher.serve, args=(ready,), daemon=True)
-    thread.start()
-    assert ready.wait(30)
+    serving = WatcherThread(root, with_terms=True)
     try:
         prompt = payload("UserPromptSubmit.json", root, prompt="the home page")
         modules = imported(
@@ -262,6 +256,5 @@ def test_history_relevance_with_a_watcher_imports_no_heavy_library(
         assert "_socket" in modules and "socket" not in modules  # asked, with the C module
         assert_none(modules, (*HOT, "hippo_core.dream.model"), "the first prompt, watched")
     finally:
-        watcher.stop()
-        thread.join(10)
+        serving.stop()
     assert hooks_log() == ""

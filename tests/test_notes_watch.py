@@ -19,24 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from hippo_core.notes import index as notes_index
-from hippo_core.notes.watch import NotesWatcher
 from hippo_core.notes.watched import socket_path, watched_fresh
 
 from .conftest import HippoRunner, WorkspaceMaker, write_notes
 from .test_notes_index import apply, reference_block, served_block, steps
+from .watchers import WatcherThread, runtime_folder  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the watcher needs inotify")
-
-
-@pytest.fixture(autouse=True)
-def runtime_folder(monkeypatch: pytest.MonkeyPatch) -> object:
-    """A socket folder of the test's own (short, as socket paths must be)."""
-    folder = tempfile.mkdtemp(prefix="hippo-run-")
-    monkeypatch.setenv("XDG_RUNTIME_DIR", folder)
-    yield folder
-    import shutil
-
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 class Watching:
@@ -53,17 +42,11 @@ class Watching:
             walk(survey)
 
         monkeypatch.setattr(notes_index._Survey, "walk", counted)
-        index = str(root / ".hippo" / "cache" / "notes.sqlite")
-        self.watcher = NotesWatcher(str(root / "notes"), index, with_terms=False)
-        ready = threading.Event()
-        self.thread = threading.Thread(target=self.watcher.serve, args=(ready,), daemon=True)
-        self.thread.start()
-        assert ready.wait(30)
+        self.serving = WatcherThread(root, with_terms=False)
+        self.watcher = self.serving.watcher
 
     def stop(self) -> None:
-        self.watcher.stop()
-        self.thread.join(10)
-        assert not self.thread.is_alive()
+        self.serving.stop()
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
