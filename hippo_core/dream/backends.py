@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
 from hippo_core.errors import HippoError
+from hippo_core.home import user_path
 from hippo_core.model_folder import OWNER, PREFIX
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class CommandBackend:
                 "(see docs/models.md)"
             )
         argv = list(settings.model_command)
-        program = Path(argv[0]).expanduser()
+        program = user_path(argv[0])
         if not program.is_absolute() and len(program.parts) > 1:
             # A wrapper script given relative to the workspace, such as ./.hippo/model.sh.
             argv[0] = str(workspace.root / program)

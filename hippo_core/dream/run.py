@@ -29,6 +29,7 @@ from hippo_core.dream.report import Report
 from hippo_core.dream.unit import UnitRunner
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.events import Event
+from hippo_core.home import user_path
 
 if TYPE_CHECKING:
     from hippo_core.dream.turns import TurnIndex
@@ -156,7 +157,7 @@ def _run(
         summary = ingest(extra_dirs=options.transcripts, defaults=False, say=say)
     else:
         extra = {
-            tool: tuple(str(workspace.root / Path(folder).expanduser()) for folder in folders)
+            tool: tuple(str(workspace.root / user_path(folder)) for folder in folders)
             for tool, folders in workspace.settings.transcript_dirs.items()
         }
         summary = ingest(extra_dirs=extra, say=say)
