@@ -673,7 +673,9 @@ def test_a_home_folder_of_nobody_is_a_path_like_any_other(
     """``~0`` (``hippo eval pack '~0'`` once printed a traceback: pathlib's ``expanduser()``
     raises for a user that does not exist) given to every argument of every command."""
     for path, param in VALUED:
-        argv = [*path, text] if param.param_type_name == "argument" else [*path, param.opts[0], text]
+        argv = (
+            [*path, text] if param.param_type_name == "argument" else [*path, param.opts[0], text]
+        )
         run = _run_as_a_process_would(argv, fuzzed, monkeypatch)
         assert run.code in (0, 1, 2), (argv, run)
         assert "Traceback" not in run.err, (argv, run.err)

@@ -13,12 +13,12 @@ import json
 import os
 import re
 import secrets
-from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.atomic import atomic_write
+from hippo_core.clock import stamp, utc_now
 from hippo_core.errors import HippoError
 from hippo_core.jsonfiles import json_objects_in, read_json_object
 
@@ -31,11 +31,11 @@ CHANGE, REVERT = "change", "revert"
 
 def new_id() -> str:
     """A fresh id: the UTC time to the microsecond, then four random hex digits."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(2)
+    return utc_now().strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(2)
 
 
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return stamp()
 
 
 #: A record id: a letter or a digit, then letters, digits, ``_``, ``.`` and ``-`` (hippo's

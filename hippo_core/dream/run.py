@@ -18,10 +18,11 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.clock import utc_now
 from hippo_core.dream import state as dream_state
 from hippo_core.dream.model import Chunk, ModelBackend, Pass, SessionView
 from hippo_core.dream.packs import PackError
@@ -102,7 +103,7 @@ def dream(workspace: Workspace, options: Options, say: Callable[[str], None]) ->
 
     with dream_lock(workspace):
         plugins = load_plugins()
-        report = Report(datetime.now(UTC), options.dry_run)
+        report = Report(utc_now(), options.dry_run)
         report.keep_prompts = options.dry_run and options.show_prompts
         try:
             _run(workspace, plugins, options, report, say)
@@ -175,7 +176,7 @@ def _run(
         if removed := tidy(workspace):
             report.add("Inputs", f"removed {removed} temporary file(s) left by killed runs")
     index = team_index or TurnIndex.open(index_path(), workspace.root)
-    now = options.until or datetime.now(UTC)
+    now = options.until or utc_now()
     saved = dream_state.read_state(workspace)
     # A failed chunk is where the next run starts, even when nothing succeeded before it.
     resume = dream_state.parse_time(saved.get("retry_from") or saved.get("last_success"))

@@ -123,7 +123,9 @@ def warnings(workspace: Workspace, now: datetime | None = None) -> list[str]:
         return ["warning: no dreaming run recorded"]
     lines = []
     success = parse_time(read_state(workspace).get("last_success"))
-    now = now or datetime.now(UTC)
+    from hippo_core.clock import utc_now
+
+    now = now or utc_now()
     if success is not None and now - success > STALE:
         lines.append(f"warning: last dreaming success {show_time(success)} (older than 36 hours)")
     if real == "failed":

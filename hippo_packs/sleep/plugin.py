@@ -163,7 +163,7 @@ def _intents(workspace: Workspace) -> str:
     """The near-term intents (the brief request, the draft waiting for review), a line
     each, at most five, each at most 300 characters: what the main model sees first."""
     from hippo_core import HippoError, read_json_object
-    from hippo_packs.sleep.records.clock import now as clock_now
+    from hippo_core import now as clock_now
 
     path = workspace.inside(".hippo", "sleep", "intents.json")
     try:

@@ -39,7 +39,7 @@ from hippo_core import (
     read_json_object,
     redact_text,
 )
-from hippo_packs.sleep.records import clock
+from hippo_core import now as clock_now
 
 if TYPE_CHECKING:
     from hippo_core import Workspace
@@ -79,8 +79,8 @@ def _top(path: Path) -> Path:
 
 
 def now() -> float:
-    """The cycle's clock (:mod:`.clock`: ``HIPPO_NOW`` when set)."""
-    return clock.now()
+    """The cycle's clock: hippo's own (``HIPPO_NOW`` when set)."""
+    return clock_now()
 
 
 def iso(moment: float | None) -> str | None:
