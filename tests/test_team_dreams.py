@@ -152,9 +152,7 @@ def test_a_handoff_written_while_the_clock_stood_behind_reaches_the_server(
     assert "pushed" not in dora.hippo("ingest").stdout
 
 
-def test_a_team_index_of_schema_1_is_brought_up_to_date(
-    postgres: Database, tmp_path: Path
-) -> None:
+def test_a_team_index_of_schema_1_is_brought_up_to_date(postgres: Database, tmp_path: Path) -> None:
     """Tables an older hippo made get what this one adds, in one transaction, rows kept."""
     dora, _ = member(tmp_path, "dora", postgres)
     work(dora, DAY + timedelta(hours=9), "tune the queue retries", "Done. [[Queue]]")

@@ -93,11 +93,9 @@ def _mark_made(conn: sqlite3.Connection) -> None:
     """Give the index a name of its own (meta ``made``), once: what was kept about it
     elsewhere (where a dream's arrivals stood, what a push sent) knows an index made anew
     by ``ingest --full``, whose file may get the old one's inode."""
-    import secrets
-
-    conn.execute(
+    conn.execute(  # os.urandom: secrets imports hashlib, which ingest spares itself
         "INSERT INTO meta (key, value) VALUES ('made', ?) ON CONFLICT (key) DO NOTHING",
-        (secrets.token_hex(8),),
+        (os.urandom(8).hex(),),
     )
 
 

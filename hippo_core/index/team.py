@@ -333,9 +333,9 @@ def push(workspace: Workspace, url: str, made: Engine | None = None) -> Pushed:
             if rows or others or private or handoffs:  # else nothing to say to the server
                 server = made or engine(url)
                 try:
-                    done = _send(server, url, local, workspace, folders, rows, private, others)
-                    for row in rows:
-                        sent[row["id"]] = _digest(_handoff_of(workspace, row))
+                    done = _send(
+                        server, url, local, workspace, folders, rows, private, others, sent
+                    )
                     done.handoffs = _send_handoffs(server, url, handoffs, sent)
                     note_team_dream(workspace, server)
                 finally:
@@ -497,7 +497,10 @@ def _send(
     rows: list[dict[str, Any]],
     private: list[str],
     others: list[dict[str, Any]],
+    sent: dict[str, Any],
 ) -> Pushed:
+    """Send the sessions ``rows`` of the workspace and ``others`` of no workspace, with
+    their turns, and remove the ``private`` ones; ``sent`` learns each handoff now held."""
     from sqlalchemy import delete, text
     from sqlalchemy.exc import DBAPIError
 
@@ -522,6 +525,7 @@ def _send(
             for batch in _batches(rows, BATCH):
                 done.sessions += len(batch)
                 handoffs = [_handoff_of(workspace, row) for row in batch]
+                sent.update((row["id"], _digest(h)) for row, h in zip(batch, handoffs, strict=True))
                 done.turns += _send_batch(
                     conn, local, batch, handoffs, where, who, project, folders
                 )
