@@ -88,8 +88,8 @@ class CommandBackend:
         """``json_schema`` is ignored: a program on a pipe has no way to be held to one."""
         stdin = marked(prompt).encode("utf-8")
         if not any(SYSTEM_FILE in arg for arg in self.argv):
-            if system is not None:
-                stdin = system.rstrip("\n").encode("utf-8") + b"\n\n" + stdin
+            if system is not None:  # the system prompt first on stdin, after the marker
+                stdin = marked(system.rstrip("\n") + "\n\n" + prompt).encode("utf-8")
             return self._run(self.argv, stdin, extra_bytes_in=0)
 
         import tempfile
@@ -285,9 +285,9 @@ def marked(prompt: str) -> str:
     """The prompt as sent: after a first line saying it is hippo's own model call, so that an
     agent which keeps its calls as transcripts (``claude -p``) never has them read back as
     sessions or evidence (ingest leaves them out)."""
-    from hippo_core.transcripts.privacy import MODEL_CALL_MARKER
+    from hippo_core.transcripts.privacy import model_call_line
 
-    return f"{MODEL_CALL_MARKER}\n{prompt}"
+    return f"{model_call_line()}\n{prompt}"
 
 
 def api_key_from_env(variable: str, setting: str) -> str | None:
