@@ -66,7 +66,7 @@ def log_problem(event: str, message: str, root: str | None = None) -> None:
     with contextlib.suppress(OSError):
         root = root or find_root(os.getcwd())
     where = f" (workspace {root})" if root else ""
-    line = f"{stamp} hook {event}: {message}{where}\n".encode("utf-8", "backslashreplace")
+    line = f"{stamp()} hook {event}: {message}{where}\n".encode("utf-8", "backslashreplace")
     home = home_folder()
     with contextlib.suppress(OSError):
         owner_only_append(os.path.join(home, "hooks.log"), line, home)

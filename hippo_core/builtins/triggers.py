@@ -221,4 +221,4 @@ def log(workspace: Workspace, line: str) -> None:
     from hippo_core.clock import stamp
 
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(f"{stamp} {line}\n")
+        handle.write(f"{stamp()} {line}\n")
