@@ -1,7 +1,7 @@
 """A month of the sleep cycle in mechanical mode, on hippo's clock (``HIPPO_NOW``): a month
 away ages nothing out before the catch-up sleep has drafted from it, an agent's last
-message is not a fragment, and a repeated fact is counted as evidence of its core (issue
-35, findings F5 and F6)."""
+message is not a fragment, a repeated fact is counted as evidence of its core, and the
+dream leaves the cycle's cores to the cycle (issue 35, findings F5 and F6)."""
 
 from __future__ import annotations
 
@@ -317,6 +317,77 @@ def test_a_repeat_of_a_satellite_is_counted_and_a_count_killed_midway_is_finishe
     assert "evidence_count: 3" in night.cores()[core]  # counted once
     assert night.cores()[core].count("tagged by the release bot") == 1
     assert waiting(night) == {}
+
+
+# -- F6: the dream leaves the cycle's cores to the cycle -----------------------------------
+
+
+REDIS_CORE = (
+    '---\ntype: core\nstatus: current\ntopic: "redis"\nevidence_count: 3\n'
+    "updated: 2027-01-20\ncreated: 2027-01-10\n---\n"
+    "# local Redis for the tests runs on port 6379\n\n"
+    "local Redis for the tests runs on port 6379\n"
+)
+
+
+def test_the_dream_leaves_the_sleep_cycles_cores_alone(scene: Any):
+    """Verify fixed a core's title line and not its body: a current core that contradicts
+    itself, which the supersede rule no longer sees. The sleep pack keeps every per-note
+    pass off its cores, and the report counts them by its reason."""
+    from tests.dream_scene import PROPOSER, VERIFY_REVIEWER, replace
+
+    assert scene.hippo("pack", "add", "sleep", cwd=scene.root).code == 0
+    path = scene.root / "notes/cores/local-redis-for-the-tests-runs-on-port.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(REDIS_CORE)
+    (scene.root / "notes/cores/README.md").write_text("# Cores\n\nThe sleep cycle's notes.\n")
+    scene.transcript(
+        hours_ago=2,
+        answer="local Redis for the tests runs on port 6380 now; I ran the Testing suite.",
+    )
+    fix = replace(
+        note="cores/local-redis-for-the-tests-runs-on-port.md",
+        old="# local Redis for the tests runs on port 6379",
+        new="# local Redis for the tests runs on port 6380",
+    )
+    scene.model(
+        {"when": [PROPOSER, "cores/local-redis"], "reply": json.dumps([fix])},
+        {"when": [PROPOSER], "reply": "[]"},
+        {"when": [VERIFY_REVIEWER], "reply": json.dumps({"verdict": "confirm", "notes": "ok"})},
+    )
+    run = scene.dream()
+    assert run.code == 0, run.err
+    assert path.read_text() == REDIS_CORE
+    prompted = [c["prompt"] for c in scene.calls() if PROPOSER in c.get("prompt", "")]
+    assert prompted and not any("runs on port 6379" in p for p in prompted)
+    inputs = scene.section("Inputs")
+    assert any(
+        line.endswith(
+            "core/verify: 1 note left alone by the plugin sleep: a core of the sleep cycle, "
+            "which changes only through its reviewed drafts"
+        )
+        for line in inputs
+    ), inputs
+    assert not any("README" in line for line in inputs)  # not a core: verify may read it
+
+
+def test_with_sleep_settings_it_cannot_read_the_dream_still_leaves_the_cores_alone(scene: Any):
+    """A [sleep] table with a wrong value: the cycle refuses to run (doctor names the key),
+    and the dream goes on, leaving the cores of the default folder alone."""
+    from tests.dream_scene import PROPOSER
+
+    assert scene.hippo("pack", "add", "sleep", cwd=scene.root).code == 0
+    with (scene.root / ".hippo/settings.toml").open("a") as handle:
+        handle.write('\n[sleep]\ninterval_seconds = "often"\n')
+    assert scene.hippo("sleep", "tick", cwd=scene.root).code == 1
+    path = scene.root / "notes/cores/local-redis-for-the-tests-runs-on-port.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(REDIS_CORE)
+    scene.transcript(hours_ago=2, answer="local Redis for the tests runs on port 6380 now.")
+    scene.model({"when": [PROPOSER], "reply": "[]"})
+    run = scene.dream()
+    assert run.code == 0, run.err
+    assert any("1 note left alone by the plugin sleep" in line for line in scene.section("Inputs"))
 
 
 def test_an_old_value_a_satellite_still_says_is_a_change_not_a_repeat(night: Sleepy):

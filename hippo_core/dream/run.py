@@ -15,6 +15,7 @@ write the report
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -299,7 +300,7 @@ def _chunk(
             report.add("Window", f"chunk {chunk.label()}: {pass_.key} not run: {why}")
             continue
         runner = UnitRunner(workspace, plugins, pass_, chunk, sessions, index, backend, report)
-        for note in _dreamable(workspace) if pass_.per_note else [None]:
+        for note in _units(workspace, plugins, pass_, chunk, report):
             runner.run(note)
         runner.summarise()
     _all_unreadable(workspace, report, replies_before)
@@ -337,6 +338,25 @@ def _model_named(workspace: Workspace) -> str:
     if settings.model_backend == "openai":
         return f"the openai backend at {settings.openai.url}"
     return f"the {settings.model_backend} backend"
+
+
+def _units(
+    workspace: Workspace, plugins: Plugins, pass_: Pass, chunk: Chunk, report: Report
+) -> list[Note | None]:
+    """What ``pass_`` runs over in ``chunk``: the chunk (None), or for a per-note pass each
+    dreamable note but those a plugin leaves alone, counted in the report by its reason."""
+    if not pass_.per_note:
+        return [None]
+    notes = _dreamable(workspace)
+    alone = plugins.notes_left_alone(workspace, pass_, notes)
+    reasons = Counter(alone[note.path] for note in notes if note.path in alone)
+    for (plugin, why), count in sorted(reasons.items()):
+        report.add(
+            "Inputs",
+            f"{chunk.label()}, {pass_.key}: {count:,} note{'s' if count != 1 else ''} left "
+            f"alone by the plugin {plugin}: {why}",
+        )
+    return [note for note in notes if note.path not in alone]
 
 
 def _dreamable(workspace: Workspace) -> list[Note]:
