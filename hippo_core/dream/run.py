@@ -15,6 +15,7 @@ write the report
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -514,8 +515,7 @@ def _chunk(
             workspace, plugins, pass_, chunk, sessions, index, backend, report, settling
         )
         wanted = work.notes.get(pass_.key) if work.notes is not None else None
-        notes = _dreamable(workspace) if pass_.per_note else [None]
-        for note in notes:
+        for note in _units(workspace, plugins, pass_, chunk, report):
             if wanted is None or (note is not None and note.path in wanted):
                 runner.run(note)
         runner.summarise()
@@ -554,6 +554,25 @@ def _model_named(workspace: Workspace) -> str:
     if settings.model_backend == "openai":
         return f"the openai backend at {settings.openai.url}"
     return f"the {settings.model_backend} backend"
+
+
+def _units(
+    workspace: Workspace, plugins: Plugins, pass_: Pass, chunk: Chunk, report: Report
+) -> list[Note | None]:
+    """What ``pass_`` runs over in ``chunk``: the chunk (None), or for a per-note pass each
+    dreamable note but those a plugin leaves alone, counted in the report by its reason."""
+    if not pass_.per_note:
+        return [None]
+    notes = _dreamable(workspace)
+    alone = plugins.notes_left_alone(workspace, pass_, notes)
+    reasons = Counter(alone[note.path] for note in notes if note.path in alone)
+    for (plugin, why), count in sorted(reasons.items()):
+        report.add(
+            "Inputs",
+            f"{chunk.label()}, {pass_.key}: {count:,} note{'s' if count != 1 else ''} left "
+            f"alone by the plugin {plugin}: {why}",
+        )
+    return [note for note in notes if note.path not in alone]
 
 
 def _dreamable(workspace: Workspace) -> list[Note]:

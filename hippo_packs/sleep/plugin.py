@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from hippo_core import ContextPart, Finding, Workspace
+    from hippo_core import ContextPart, Finding, Note, Workspace
 
 #: Where the intents go in the context block: after the session line, before relevant notes.
 INTENTS_ORDER = 45
@@ -141,6 +141,15 @@ def hippo_pass_gate(workspace: Workspace, pass_: Any, chunk: Any) -> str | None:
     if pass_.pack != "sleep":
         return None
     return "the sleep pack's passes run from `hippo sleep`, when a brief is open and no chain is"
+
+
+@hookimpl
+def hippo_notes_left_alone(workspace: Workspace, pass_: Any, notes: list[Note]) -> dict[str, str]:
+    if pass_.pack == "sleep" or not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
+        return {}
+    from hippo_packs.sleep.hooks.dreams import left_alone
+
+    return left_alone(workspace, notes)
 
 
 @hookimpl
