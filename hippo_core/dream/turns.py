@@ -147,7 +147,7 @@ class TurnIndex:
         """Sessions whose handoff another machine's dream took: none in a local index."""
         return {}
 
-    def record_dreamed(self, chunk: Chunk, handoffs: list[str], who: str) -> None:
+    def record_dreamed(self, chunk: Chunk, handoffs: list[str]) -> None:
         """Tell other dreamers what this dream has dreamed: nobody else reads a local
         index, so nothing to tell."""
 
