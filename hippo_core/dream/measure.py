@@ -4,10 +4,10 @@ workspace's own sessions, with no model.
 For each note, the truth is every turn of the workspace's sessions in the index that read,
 edited or cited it. The search is asked over the whole history twice: as a dream asks it
 (file hits first), and from the text alone (the note's title, headings, sources and name),
-which is what finds a turn that only talked about the note. Each keeps its turns only when a
-dream would prompt the note with them (one window: the whole history). Recall counts the truth found
-over the truth a note could get (at most the search's 40 places); precision, the text
-search's turns that did touch the note.
+which is what finds a turn that only talked about the note. Each keeps its turns only when
+a dream would prompt the note with them (one window: the whole history). Recall counts the
+truth found over the truth a note could get (at most the search's 40 places); precision,
+the text search's turns that did touch the note.
 """
 
 from __future__ import annotations
