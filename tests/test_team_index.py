@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.claude_factory import ClaudeSession
 from tests.postgres import PASSWORD, USER, Database, running_server
 
@@ -449,6 +451,49 @@ def test_doctor_says_what_the_team_index_holds(postgres: Database, tmp_path: Pat
         [HIPPO, "doctor"], cwd=alice.root, env=away, capture_output=True, text=True, check=False
     )
     assert "warning: team index: postgresql+psycopg://hippo@127.0.0.1:1/none: " in done.stdout
+
+
+def test_the_relevance_check_reads_only_the_latest_team_sessions(
+    postgres: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35, F3: `hippo doctor`'s relevance check read every team session's row, files
+    and first prompt before it kept the latest; it asks the server for the latest alone."""
+    from hippo_core import Workspace
+    from hippo_core.dream.measure import measure_context
+    from hippo_core.index.team_turns import TeamTurnIndex
+
+    alice, bob = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "bob"))
+    for machine in (alice, bob):
+        (machine.root / "notes" / "Deploy.md").write_text("# Deploy\n\nRun make deploy.\n")
+    made = []
+    for day in range(12):
+        start = datetime.now(UTC) - timedelta(days=12 - day)
+        session = ClaudeSession(bob.home / "claude", str(bob.root), start=start)
+        session.prompt(f"how do we deploy the shop, day {day}?")
+        session.tool("Read", file_path=str(bob.root / "notes" / "Deploy.md"))
+        session.answer("We deploy with make deploy.").write()
+        made.append(session.session)
+    bob.hippo("ingest")
+    alice.hippo("ingest")
+    for name, value in alice.env.items():
+        monkeypatch.setenv(name, value)
+    asked: list[str] = []
+    files, records = TeamTurnIndex.session_files, TeamTurnIndex.records
+
+    def session_files(self: TeamTurnIndex, session: str) -> list[tuple[str, str]]:
+        asked.append(session)
+        return files(self, session)
+
+    def counted(self: TeamTurnIndex, latest: int | None = None) -> list[dict[str, object]]:
+        found = records(self, latest)
+        asked.append(f"{len(found)} records")
+        return found
+
+    monkeypatch.setattr(TeamTurnIndex, "session_files", session_files)
+    monkeypatch.setattr(TeamTurnIndex, "records", counted)
+    found = measure_context(Workspace.open(alice.root), baseline=False, latest=5)
+    assert asked == ["5 records", *made[-5:]]
+    assert found["tasks"] == 5
 
 
 def test_a_long_session_is_pushed_in_pieces(postgres: Database, tmp_path: Path) -> None:

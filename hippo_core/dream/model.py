@@ -164,6 +164,10 @@ class ReadContext:
     """A :class:`hippo_core.dream.turns.TurnIndex`, or None when there is no index yet."""
     session_ids: frozenset[str] = frozenset()
     """The ids of ``sessions``."""
+    passed_over: str = ""
+    """Set by an essential reader that found something, but nothing worth a model call (a
+    note whose turns only share some of its words): why, as the report counts the unit
+    instead of ``no <reader>``."""
 
 
 class Reader(Protocol):

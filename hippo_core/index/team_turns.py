@@ -89,14 +89,18 @@ class TeamTurnIndex(TurnIndex):
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         return super()._rows(sql, {"project": self.project, "machine": self.machine, **params})
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self, latest: int | None = None) -> list[dict[str, Any]]:
         """The other machines' sessions of the project, as session records the dream reads
-        (``kind`` ``team``, with ``who``): this machine's are in ``.hippo/sessions/``."""
+        (``kind`` ``team``, with ``who``): this machine's are in ``.hippo/sessions/``. With
+        ``latest``, only that many, those that started last (their first prompts looked up
+        for those alone)."""
+        some = "" if latest is None else " ORDER BY started DESC NULLS LAST LIMIT :latest"
         rows = self._rows(
             "SELECT s.*, (SELECT t.prompt FROM hippo_turns t WHERE t.machine = s.machine "
-            "AND t.session = s.id ORDER BY t.ordinal LIMIT 1) AS task FROM hippo_sessions s "
-            "WHERE s.project = :project AND s.machine <> :machine ORDER BY s.started, s.id",
-            {},
+            "AND t.session = s.id ORDER BY t.ordinal LIMIT 1) AS task FROM (SELECT * FROM "
+            f"hippo_sessions WHERE project = :project AND machine <> :machine{some}) s "
+            "ORDER BY s.started, s.id",
+            {"latest": max(latest or 0, 0)},
         )
         return [
             {
@@ -277,6 +281,12 @@ class TeamTurnIndex(TurnIndex):
             "FROM hippo_turns t, to_tsquery('simple', :query) q "
             f"WHERE {self._within(window)} AND t.search @@ q ORDER BY score DESC LIMIT 500",
             {"query": _tsquery_of(term), **window},
+        )
+
+    def _window_rows(self, window: dict[str, Any]) -> list[Any]:
+        return self._rows(
+            f"SELECT {_TURN} FROM hippo_turns t WHERE {self._within(window)}",
+            self._params(window),
         )
 
     def _turn_rows(self, session: str, ordinal: int) -> list[Any]:
