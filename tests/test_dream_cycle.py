@@ -77,7 +77,8 @@ def test_consolidate_appends_what_a_session_handed_off(scene: Scene):
     assert hippo("session", "start", "--id", session, "--tool", "claude-code", cwd=root).code == 0
     handoff = "Switched the suite to uv; see [[Testing]]."
     assert hippo("session", "end", "--id", session, "--handoff", handoff, cwd=root).code == 0
-    addition = "- 2026-11-30: The suite runs with `uv run pytest -q`; the Makefile is gone.\n"
+    day = datetime.now(UTC).strftime("%Y-%m-%d")  # the day the session ended
+    addition = f"- {day}: The suite runs with `uv run pytest -q`; the Makefile is gone.\n"
     proposal = {
         "note": "Testing.md",
         "kind": "append",

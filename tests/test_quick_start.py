@@ -68,8 +68,10 @@ APPEND = {
     "note": "Payments.md",
     "kind": "append",
     "old": "",
-    "new": "- 2026-11-30: Refunds queued on a Saturday or Sunday go out on Monday: the refund "
-    "job's cron entry (`0 3 * * 1-5`) runs on weekdays only.\n",
+    # Dated with the day the session ended (today), in the handoff's words: a change brings
+    # nothing its evidence does not say.
+    "new": f"- {datetime.now(UTC):%Y-%m-%d}: Refunds queued on a weekend go out on Monday: "
+    "the refund job's cron entry runs on weekdays only.\n",
     "reason": "The session found that the refund job runs on weekdays only.",
     "evidence": [{"session": SESSION, "ordinal": 0}],
 }

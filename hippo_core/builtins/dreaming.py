@@ -43,6 +43,7 @@ def hippo_register_validators(register: Callable[[Validator], None]) -> None:
     register(validators.NotePath())
     register(validators.EvidenceExists())
     register(validators.KindChecks())
+    register(validators.DrawnFromEvidence())
     register(validators.HumanConfirmed())
 
 

@@ -128,6 +128,8 @@ class Item:
     note: str | None = None
     digest: str | None = None
     turns: tuple[TurnText, ...] = ()
+    sessions: tuple[str, ...] = ()
+    """The sessions (ids) this block shows: their turns in the chunk may be evidence."""
 
     @property
     def size(self) -> int:
@@ -298,6 +300,13 @@ class CheckContext:
     kinds: dict[str, ProposalKind]
     confirmed: Any
     """``confirmed(note) -> list[str]``: text humans confirmed, still in the note."""
+    prompt_evidence: frozenset[tuple[str, int]] | None = None
+    """The turns (session, ordinal) the prompt showed, itself or through a session it
+    showed; None when whoever checks has no prompt to bind the evidence to."""
+    session_text: Any = None
+    """``session_text(session) -> str``: what the prompt showed of a session (its times,
+    its task, and its handoff when it ended in the chunk), which a change may draw its
+    words from as it may from the turns; None: nothing beyond the turns."""
 
 
 class Validator(Protocol):
@@ -340,6 +349,9 @@ class ReviewRequest:
     proposal: Proposal
     evidence: tuple[TurnText, ...]
     backend: ModelBackend | None
+    handoffs: tuple[tuple[str, str], ...] = ()
+    """(session id, handoff) of each evidence session whose handoff the proposer was shown:
+    what an appended text most often comes from, and only that session's own say-so."""
 
 
 class Reviewer(Protocol):

@@ -98,3 +98,43 @@ def _states(text: str, value: str) -> bool:
             return True
         at = text.find(value, at + 1)
     return False
+
+
+#: The least share of a change's new words that the evidence must hold.
+DRAWN_SHARE = 0.5
+
+
+def undrawn(new: str, old: str, evidence: str) -> list[str]:
+    """Why ``new`` (in place of ``old``) is not drawn from ``evidence`` as a whole (the
+    evidence turns' text, times and the handoffs the prompt showed); empty when it is.
+
+    Every value ``new`` brings (a word holding a digit or one of ``/ . _ - = : @``: a port,
+    a path, a URL, an option) must be stated by the evidence, whole or as the changed part
+    of a word of ``old`` (:func:`changed_part`); and at least :data:`DRAWN_SHARE` of the
+    words ``new`` brings (stemmed, common words left out) must be the evidence's. One run
+    of two words copied from a turn no longer carries a change on its own: the payload
+    beside it has to come from the evidence too."""
+    from hippo_core.notes.terms import terms
+
+    old_words = words(old)
+    known, stated = set(old_words), set(words(evidence))
+    missing = []
+    for word in dict.fromkeys(words(new)):
+        if word in known or word in stated or not _value(word):
+            continue
+        part = changed_part(word, old_words)
+        if not (part and _value(part) and _states(evidence, part)) and not _states(evidence, word):
+            missing.append(word)
+    problems = []
+    if missing:
+        shown = ", ".join(f"`{w}`" for w in missing[:3]) + (" ..." if len(missing) > 3 else "")
+        problems.append(f"new brings values no evidence states: {shown}")
+    brought = set(terms(new)) - set(terms(old))
+    if brought:
+        found = len(brought & set(terms(evidence)))
+        if found < DRAWN_SHARE * len(brought):
+            problems.append(
+                f"new is not drawn from the evidence: {found} of the {len(brought)} words it "
+                f"brings are in the evidence (at least half must be)"
+            )
+    return problems

@@ -29,7 +29,7 @@ class Sessions:
             wanted = {turn.session for turn in _mentioning(context)}
             views = [view for view in views if view.id in wanted]
         return [
-            Item(f"session {view.id}", _session(view, context))
+            Item(f"session {view.id}", _session(view, context), sessions=(view.id,))
             for view in sorted(views, key=lambda v: str(v.record.get("started")))
         ]
 

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from hippo_core.dream.blocks import as_material, fence
+from hippo_core.dream.blocks import as_material, fence, token_field
 from hippo_core.dream.model import ReviewRequest, Verdict
 from hippo_core.jsontext import loads
 
@@ -42,6 +42,16 @@ def review_prompt(request: ReviewRequest) -> str:
         parts.append(f"{key}:\n" + fence(value if isinstance(value, str) else json.dumps(value)))
     turns = "\n".join(turn_block(turn) for turn in request.evidence) or "(none found)\n"
     parts.append("## The evidence turns\n\n" + as_material(turns))
+    if request.handoffs:
+        handed = "\n".join(
+            f"### Session {token_field(session)}\n" + fence(text, "markdown")
+            for session, text in request.handoffs
+        )
+        parts.append(
+            "## The handoffs of the evidence sessions (each session's own words about what it "
+            "did: a claim to check against the turns, not evidence on its own)\n\n"
+            + as_material(handed)
+        )
     parts.append(
         '## Your reply\n\nReply with exactly one JSON object: {"verdict": "confirm" or '
         '"reject", "notes": "..."}.\n'

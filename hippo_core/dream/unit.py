@@ -61,6 +61,8 @@ class UnitRunner:
         self.idle: Counter[str] = Counter()
         self.turns: dict[tuple[str, int], TurnText | None] = {}
         self.ids = frozenset(view.id for view in sessions)
+        #: The turns the prompt of the unit running now showed (:meth:`_shown`).
+        self.shown: frozenset[tuple[str, int]] = frozenset()
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -153,6 +155,7 @@ class UnitRunner:
             return
         prompt, kept = fitted
         prompt_notes = {i.note: i.digest or "" for i in kept if i.note}
+        self.shown = self._shown(kept)
         for item in kept:
             for turn in item.turns:
                 self.turns[(turn.session, turn.ordinal)] = turn
@@ -216,6 +219,8 @@ class UnitRunner:
                 self._turn,
                 kinds,
                 lambda path: receipts.confirmed_texts(self.workspace, path),
+                prompt_evidence=self.shown,
+                session_text=self._session_text,
             )
             passed = []
             for proposal in valid:
@@ -231,6 +236,39 @@ class UnitRunner:
         for proposal in passed:
             proposal = self._whose(proposal)
             self._review(proposal, prompt_notes.get(proposal.note, ""), call, size)
+
+    def _shown(self, kept: list[Item]) -> frozenset[tuple[str, int]]:
+        """The turns a prompt of ``kept`` showed: its turns, and the chunk's turns of the
+        sessions it showed. Evidence must be among them."""
+        shown = {(t.session, t.ordinal) for item in kept for t in item.turns}
+        sessions = {sid for item in kept for sid in item.sessions}
+        for view in self.sessions:
+            if view.id in sessions:
+                shown.update((view.id, ordinal) for ordinal in view.ordinals)
+        return frozenset(shown)
+
+    def _handoffs(self, proposal: Proposal) -> tuple[tuple[str, str], ...]:
+        """The handoffs the prompt showed of the proposal's evidence sessions."""
+        wanted = dict.fromkeys(e.session for e in proposal.evidence)
+        return tuple(
+            (view.id, view.record["handoff"])
+            for view in self.sessions
+            if view.id in wanted and view.ended_here and isinstance(view.record.get("handoff"), str)
+        )
+
+    def _session_text(self, session: str) -> str:
+        """What the chunk shows of ``session``: its times and task, and its handoff when
+        it ended in the chunk."""
+        for view in self.sessions:
+            if view.id == session:
+                record = view.record
+                times = [record.get("started"), record.get("ended")]
+                days = [time[:10] for time in times if isinstance(time, str)]
+                shown = [*times, *days, record.get("task")]
+                if view.ended_here:
+                    shown.append(record.get("handoff"))
+                return "\n".join(str(value) for value in shown if isinstance(value, str))
+        return ""
 
     def _turn(self, session: str, ordinal: int) -> TurnText | None:
         key = (session, ordinal)
@@ -298,6 +336,7 @@ class UnitRunner:
             proposal,
             evidence,
             self.backend,
+            self._handoffs(proposal),
         )
         with self.phase("model"):
             verdict: Verdict = reviewer.review(request)
