@@ -53,7 +53,6 @@ if TYPE_CHECKING:
         Validator,
         Verdict,
     )
-    from hippo_core.dream.packs import load_packs
     from hippo_core.dream.receipts import (
         new_id,
         proposal_record,
@@ -81,6 +80,7 @@ if TYPE_CHECKING:
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
     from hippo_core.packs.evals_result import CaseResult
+    from hippo_core.packs.running import load_packs
     from hippo_core.plugin_settings import settings_table, update_settings
     from hippo_core.plugins import Plugins, load_plugins
     from hippo_core.processes import process_alive
@@ -155,7 +155,7 @@ _HOMES = {
     "hippo_core.deciders": ("describe_decider",),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
-    "hippo_core.dream.packs": ("load_packs",),
+    "hippo_core.packs.running": ("load_packs",),
     # Model backends.
     "hippo_core.dream.backends": ("OpenAIBackend", "api_key_from_env"),
     # Outbound requests.

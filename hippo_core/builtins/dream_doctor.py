@@ -26,18 +26,30 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 
 def _packs(workspace: Workspace) -> list[Finding]:
-    from hippo_core.dream.packs import PackError, load_passes
+    """The passes that dream here; an error for a pack of the workspace (a folder, or one the
+    lock file records) that does not run, a warning for a distribution's that does not."""
+    from hippo_core.dream.packs import PackError
     from hippo_core.findings import Finding
+    from hippo_core.packs.running import load_here
     from hippo_core.plugins import load_plugins
 
     try:
-        passes = load_passes(workspace, load_plugins())
+        loaded = load_here(workspace, load_plugins())
     except PackError as exc:
         return [Finding("error", "packs", str(exc.shown_in(workspace)))]
     except HippoError as exc:
         return [Finding("error", "packs", str(exc))]
-    names = ", ".join(p.key for p in passes) or "none"
-    return [Finding("info", "packs", f"passes that dream here: {names}")]
+    names = ", ".join(p.key for p in loaded.passes()) or "none"
+    findings = [Finding("info", "packs", f"passes that dream here: {names}")]
+    if loaded.off:
+        findings.append(
+            Finding("info", "packs", "off here (disabled_packs): " + ", ".join(loaded.off))
+        )
+    for item in loaded.left_out:
+        ours = item.locked or item.source == "workspace"
+        findings.append(Finding("error" if ours else "warning", "packs", item.line()))
+    findings += [Finding("warning", "packs", line) for line in loaded.warnings]
+    return findings
 
 
 def _model(workspace: Workspace) -> list[Finding]:

@@ -44,6 +44,7 @@ def hippo_register_validators(register: Callable[[Validator], None]) -> None:
     register(validators.EvidenceExists())
     register(validators.KindChecks())
     register(validators.HumanConfirmed())
+    register(validators.NoSecrets())
 
 
 @hookimpl
