@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         print_json,
         subcommand,
     )
+    from hippo_core.clock import now, utc_now
     from hippo_core.context import build_context
     from hippo_core.deciders import describe_decider
     from hippo_core.dream.apply import Settled, reconcile, settle
@@ -110,6 +111,7 @@ _HOMES = {
     "hippo_core.owner_only": ("owner_only_append", "owner_only_write"),
     "hippo_core.jsonfiles": ("json_objects_in", "read_json_object"),
     "hippo_core.processes": ("process_alive",),
+    "hippo_core.clock": ("now", "utc_now"),
     "hippo_core.transcripts.privacy": ("redact_text",),
     # Notes and the context block.
     "hippo_core.notes.note": ("Note",),
@@ -263,6 +265,7 @@ __all__ = [
     "mcp_server",
     "new_id",
     "note_digest",
+    "now",
     "outbound_opener",
     "outbound_url_problem",
     "owner_only_append",
@@ -287,4 +290,5 @@ __all__ = [
     "split_frontmatter",
     "subcommand",
     "update_settings",
+    "utc_now",
 ]

@@ -206,6 +206,22 @@ def hippo_pass_gate(workspace: Workspace, pass_: Pass, chunk: Chunk) -> str | No
 
 
 @hookspec
+def hippo_notes_left_alone(workspace: Workspace, pass_: Pass, notes: list[Note]) -> dict[str, str]:
+    """Say which of ``notes`` the per-note pass ``pass_`` leaves alone, and why: a dict of
+    note path (relative to ``notes_dir``, as in :class:`~hippo_core.notes.note.Note`) to one
+    sentence; an empty dict leaves every note to the pass.
+
+    Called by ``hippo dream`` for every per-note pass of every chunk with sessions, before
+    any reader or model, with the notes the pass would work on. A note left alone is no unit
+    of the pass: nothing is read for it, no prompt is built, and the pass proposes no change
+    to it. Every plugin is asked, and a note any of them names is left alone, with the first
+    reason given; the report counts the notes left alone under each plugin's reason. The
+    sleep pack leaves its cores to the sleep cycle, which changes them only through its
+    reviewed drafts.
+    """
+
+
+@hookspec
 def hippo_register_settings(register: Callable[[str, type], None]) -> None:
     """Own a table of ``.hippo/settings.toml``, as ``register(table, model)``.
 

@@ -475,6 +475,31 @@ class Plugins:
                 return str(answer)
         return None
 
+    def notes_left_alone(
+        self, workspace: Workspace, pass_: Any, notes: list[Note]
+    ) -> dict[str, tuple[str, str]]:
+        """The notes of ``notes`` the per-note pass ``pass_`` leaves alone, each with the
+        plugin that said so first and its reason."""
+        found: dict[str, tuple[str, str]] = {}
+        for impl in self._impls("hippo_notes_left_alone"):
+            self._calling = impl.plugin_name
+            answer = self._call_one(
+                impl, "hippo_notes_left_alone", workspace=workspace, pass_=pass_, notes=notes
+            )
+            if answer is None:
+                continue
+            if not isinstance(answer, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
+            ):
+                origin = self._origin(impl.plugin_name).origin
+                raise HippoError(
+                    f"plugin {origin} answered hippo_notes_left_alone with "
+                    f"{type(answer).__name__}; it returns a dict of note path to a reason"
+                )
+            for path, why in answer.items():
+                found.setdefault(path, (impl.plugin_name, why))
+        return found
+
     def _call_one(self, impl: Any, hook: str, **kwargs: Any) -> Any:
         try:
             return impl.function(**{arg: kwargs[arg] for arg in impl.argnames})

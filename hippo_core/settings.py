@@ -53,6 +53,7 @@ class Settings(Record):
         "relevance",
         "required_notes",
         "sample_tasks",
+        "dreamed_days",
         "log_path",
         "transcript_dirs",
         "model_backend",
@@ -75,6 +76,8 @@ class Settings(Record):
     ``bm25``."""
     required_notes: tuple[str, ...]
     sample_tasks: tuple[str, ...]
+    dreamed_days: int
+    """For how many days a note a dream changed is marked so in the context block."""
     log_path: str | None
     transcript_dirs: dict[str, tuple[str, ...]]
     model_backend: str
@@ -104,6 +107,7 @@ class Settings(Record):
         relevance: str = "headings",
         required_notes: tuple[str, ...] = (),
         sample_tasks: tuple[str, ...] = (),
+        dreamed_days: int = 30,
         log_path: str | None = None,
         transcript_dirs: dict[str, tuple[str, ...]] | None = None,
         model_backend: str = "command",
@@ -125,6 +129,7 @@ class Settings(Record):
             relevance=relevance,
             required_notes=required_notes,
             sample_tasks=sample_tasks,
+            dreamed_days=dreamed_days,
             log_path=log_path,
             transcript_dirs={} if transcript_dirs is None else transcript_dirs,
             model_backend=model_backend,

@@ -86,6 +86,14 @@ class SettingsModel(BaseModel):
     sample_tasks: list[str] = Field(
         default_factory=list, description="Tasks whose context budget `hippo doctor` checks."
     )
+    dreamed_days: int = Field(
+        30,
+        ge=0,
+        description=(
+            "Days a note a dream changed is marked so in the context block, with the date "
+            "and the receipt; 0: never marked."
+        ),
+    )
     log_path: RelPath | None = Field(
         None,
         description="Session log, relative to the workspace; default <notes_dir>/Session log.md.",

@@ -33,11 +33,13 @@ PUBLIC = {
         "atomic_write",
         "file_lock",
         "json_objects_in",
+        "now",
         "owner_only_append",
         "owner_only_write",
         "process_alive",
         "read_json_object",
         "redact_text",
+        "utc_now",
     ],
     "notes and the context block": [
         "ContextBlock",

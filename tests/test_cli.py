@@ -150,7 +150,7 @@ def test_every_usage_line_shows_arguments_as_upper_case_names(hippo: HippoRunner
         usages[path] = line
     assert len(usages) > len(REGISTERED)
     assert usages[("search",)].endswith(" QUERY")
-    assert usages[("revert",)].endswith(" RECEIPT")
+    assert usages[("revert",)].endswith(" [RECEIPT]")  # or --confirmed, or --withdraw
     assert usages[("config", "set")].endswith(" KEY VALUE")
 
 

@@ -104,7 +104,7 @@ def test_the_prompt_holds_the_handoff_the_linked_note_and_the_turns(
     assert hippo("dream", "--pass", "decisions", cwd=root).code == 0
     [call] = calls(script)
     marker, prompt = call["prompt"].split("\n", 1)
-    assert marker == "<hippo-model-call>" and prompt.startswith(PROPOSER)
+    assert marker.startswith('<hippo-model-call key="') and prompt.startswith(PROPOSER)
     assert HANDOFF in prompt and "(the session's last message)" in prompt
     assert "### Note `Home.md`" in prompt and "nothing is cached" in prompt
     sid = session_id(f"codex-{NATIVE}")

@@ -207,7 +207,7 @@ def test_bad_urls_passwords_and_schemas_are_one_line(postgres: Database, tmp_pat
     postgres.sql("UPDATE hippo_meta SET value = '99' WHERE key = 'schema_version'")
     alice.session("another question", "another answer")
     newer = alice.hippo("ingest")
-    assert "has schema 99; this hippo writes schema 1: a newer hippo made it" in newer.stderr
+    assert "has schema 99; this hippo writes schema 2: a newer hippo made it" in newer.stderr
     env = dict(alice.env, HIPPO_INDEX_URL="http://example.org")
     done = subprocess.run(
         [HIPPO, "search", "question"],

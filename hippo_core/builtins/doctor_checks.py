@@ -22,12 +22,13 @@ if TYPE_CHECKING:
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.findings import Finding
     from hippo_core.notes.lint import lint_notes
-    from hippo_core.plugin_settings import unknown_tables
+    from hippo_core.plugin_settings import placed, unknown_tables
     from hippo_core.plugins import load_plugins
 
     settings = workspace.relative(workspace.settings_path)
-    findings = [Finding("warning", "settings", line) for line in workspace.loaded.warnings]
     plugins = load_plugins()
+    warned = placed(workspace.loaded.warnings, plugins)
+    findings = [Finding("warning", "settings", line) for line in warned]
     findings.extend(
         Finding("warning", "plugin", f"{p.name} from {p.distribution} was skipped: {p.error}")
         for p in plugins.broken

@@ -17,12 +17,26 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream.state import warnings
     from hippo_core.findings import Finding
 
-    findings = _packs(workspace) + _model(workspace)
+    findings = _packs(workspace) + _model(workspace) + _team_dream(workspace)
     findings += [
         Finding("warning", "dreaming", line.removeprefix("warning: "))
         for line in warnings(workspace)
     ]
     return findings + _half_applied(workspace) + _leftovers(workspace)
+
+
+def _team_dream(workspace: Workspace) -> list[Finding]:
+    """Who dreams the project on the team index, and when last: the dream state is each
+    machine's, so a member who never dreams learns here that somebody does."""
+    from hippo_core.dream.state import show_time, team_dream
+    from hippo_core.findings import Finding
+
+    found = team_dream(workspace)
+    if found is None:
+        return []
+    member, at = found
+    detail = f"the team index says {member} dreamed this project last, at {show_time(at)}"
+    return [Finding("info", "dreaming", detail)]
 
 
 def _packs(workspace: Workspace) -> list[Finding]:

@@ -41,6 +41,7 @@ def hippo_lint_note(workspace: Workspace, note: Note) -> list[Finding]:
 
 def today() -> dt.date:
     """Today in UTC: a note is overdue once its review_after is before this date."""
-    import datetime as dt
 
-    return dt.datetime.now(dt.UTC).date()
+    from hippo_core.clock import utc_now
+
+    return utc_now().date()

@@ -2,7 +2,9 @@
 snapshot, the atomic write and the receipt saying it was applied.
 
 A note is written only after a confirming verdict, and only if its bytes are those the
-prompt was built from; a new note (a kind that ``creates``) only if there is still nothing
+prompt was built from, or the note as earlier changes of the same run left it from those
+bytes (the :class:`Lineage` a dream keeps), where the change is applied anew and checked by
+its kind again; a new note (a kind that ``creates``) only if there is still nothing
 at its path; and never a ``note`` that resolves outside ``notes_dir`` (a ``..`` part, an
 absolute path, a symbolic link on the way that leads out), whatever checked the proposal
 before. The receipt is written before the snapshot and the note, marked ``applying``;
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from hippo_core.atomic import atomic_write
 from hippo_core.dream import receipts
 from hippo_core.dream.kinds import creates
-from hippo_core.dream.model import Proposal, ProposalKind, Verdict
+from hippo_core.dream.model import Proposal, ProposalKind, TurnText, Verdict
 from hippo_core.dream.paths import outside_notes
 from hippo_core.events import Event
 from hippo_core.notes.edit import EditError, note_digest
@@ -35,9 +37,37 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 APPLIED, REJECTED, CHANGED, FAILED = "applied", "rejected", "note changed", "not applied"
+#: A confirmed change that no longer applies to the note as an earlier change of the same
+#: run left it: the dream proposes it again, against the note as it is, in its next run.
+CARRIED = "carried"
 APPLYING, INTERRUPTED = "applying", "interrupted"
 #: A revert receipt's states: written ``reverting`` before the note, ``reverted`` after.
 REVERTING, REVERTED = "reverting", "reverted"
+
+
+class Lineage:
+    """The versions of notes one dream run wrote, each from the one before: a proposal
+    built before an earlier change of the run landed on its note is applied onto the note
+    as the run left it, where nobody else has touched it since."""
+
+    def __init__(self) -> None:
+        self._before: dict[tuple[str, str], str] = {}
+
+    def wrote(self, note: str, before: str, after: str) -> None:
+        """The run changed ``note`` from the digest ``before`` to ``after``."""
+        if before != after:
+            self._before.setdefault((note, after), before)
+
+    def leads(self, note: str, start: str, current: str) -> bool:
+        """True when ``current`` is ``start`` changed by this run's own writes alone."""
+        seen = {current}
+        while current != start:
+            found = self._before.get((note, current))
+            if found is None or found in seen:
+                return False
+            seen.add(found)
+            current = found
+        return True
 
 
 @dataclass
@@ -51,6 +81,9 @@ class Settled:
     detail: str = ""
     snapshot: str = ""
     record: dict[str, Any] = field(default_factory=dict)
+    carried: bool = False
+    """The change did not land and the run proposes it again next time (a dream's
+    ``carried`` change, or one whose note somebody edited while the run went on)."""
 
     @property
     def applied(self) -> bool:
@@ -67,8 +100,15 @@ def settle(
     prompt_digest: str,
     persona: str,
     invocation: dict[str, Any],
+    lineage: Lineage | None = None,
+    evidence: Sequence[TurnText] = (),
 ) -> Settled:
     """Write the receipt of a confirm or reject verdict, applying a confirmed change.
+
+    With a ``lineage`` (a dream run's), a note that changed since the prompt only by the
+    run's own earlier changes takes this change too, when the kind's check passes on the
+    note as it is (with ``evidence``, the proposal's turns); when it does not, the change
+    is ``carried``: its receipt says why, and the run proposes it again next time.
 
     A ``proposal.note`` that resolves outside ``notes_dir`` is neither read nor written: its
     receipt's ``before`` is null, and a confirmed change is ``not applied``, saying why. A
@@ -106,10 +146,10 @@ def settle(
         "snapshot": "",
     }
 
-    def done(state: str, detail: str = "") -> Settled:
+    def done(state: str, detail: str = "", carried: bool = False) -> Settled:
         record.update(state=state, detail=detail)
         receipts.write(path, record)
-        return Settled(proposal, verdict, state, path, detail, record["snapshot"], record)
+        return Settled(proposal, verdict, state, path, detail, record["snapshot"], record, carried)
 
     if verdict.verdict != "confirm":
         return done(REJECTED, verdict.problem or verdict.notes)
@@ -120,11 +160,31 @@ def settle(
     kind: ProposalKind = plugins.kinds()[proposal.kind]
     if new_note:
         return _create(workspace, plugins, proposal, kind, before, event, done, record)
+    rebased = False
     if note_digest(raw) != prompt_digest:
-        plugins.event(workspace, Event("not-applied", event))
-        if not note_path.is_file():
-            return done(CHANGED, "the note was deleted after the prompt was built")
-        return done(CHANGED, "the note was edited after the prompt was built; left alone")
+        if lineage is None or not lineage.leads(proposal.note, prompt_digest, note_digest(raw)):
+            plugins.event(workspace, Event("not-applied", event))
+            if not note_path.is_file():
+                return done(CHANGED, "the note was deleted after the prompt was built")
+            if lineage is None:
+                return done(CHANGED, "the note was edited after the prompt was built; left alone")
+            return done(
+                CHANGED,
+                "the note was edited after the prompt was built; left alone, and proposed "
+                "again by the next run against the note as it is then",
+                carried=True,
+            )
+        problems = kind.check(proposal, raw, list(evidence))
+        if problems:
+            plugins.event(workspace, Event("not-applied", event))
+            why = "; ".join(problems)
+            return done(
+                CARRIED,
+                f"an earlier change of this run to the note left it where this one no longer "
+                f"applies ({why}); proposed again by the next run",
+                carried=True,
+            )
+        rebased = True
     try:
         new = kind.apply(proposal, raw)
     except EditError as exc:
@@ -137,7 +197,11 @@ def settle(
     plugins.event(workspace, Event("applying", event))
     atomic_write(note_path, new)
     record["applied"] = receipts.now()
-    settled = done(APPLIED)
+    if lineage is not None:
+        lineage.wrote(proposal.note, note_digest(raw), record["after"])
+    settled = done(
+        APPLIED, "applied onto the note as this run's earlier changes left it" if rebased else ""
+    )
     plugins.event(workspace, Event("applied", event))
     return settled
 

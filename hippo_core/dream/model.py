@@ -66,13 +66,22 @@ class Pass:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A stretch of the dream window, at most 24 hours, in UTC: ``start <= t < end``."""
+    """A stretch of the dream window, at most 24 hours, in UTC: ``start <= t < end``.
+
+    A chunk with ``turns`` is dreamed besides the window: the turns that reached the index
+    after their time was dreamed (``kind`` ``late``), or the evidence of proposals carried
+    from the last run (``carried``); ``start`` and ``end`` then span those turns only."""
 
     start: datetime
     end: datetime
+    turns: frozenset[tuple[str, int]] | None = None
+    """The only turns (session, ordinal) the chunk holds; None for a stretch of the window."""
+    kind: str = ""
+    """``late`` or ``carried`` for a chunk of ``turns``; empty for a stretch of the window."""
 
     def label(self) -> str:
-        return f"{_iso(self.start)} to {_iso(self.end)}"
+        span = f"{_iso(self.start)} to {_iso(self.end)}"
+        return f"{self.kind} turns of {span}" if self.kind else span
 
 
 def _iso(moment: datetime) -> str:

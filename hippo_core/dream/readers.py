@@ -37,7 +37,7 @@ class Sessions:
 def _session(view: SessionView, context: ReadContext) -> str:
     record = view.record
     ended = record.get("ended")
-    if ended and not view.ended_here:
+    if ended and not view.ended_here and not context.chunk.kind:
         ended = "after this window"
     lines = [
         f"### Session {view.id}",
@@ -130,6 +130,7 @@ def _mentioning(context: ReadContext) -> list[TurnText]:
         context.chunk.end,
         context.session_ids,
         body_terms=workspace.terms_index.telling(note.path, BODY_TERMS),
+        only=context.chunk.turns,
     )
     return found
 

@@ -48,10 +48,14 @@ class UnitRunner:
         index: TurnIndex | None,
         backend: ModelBackend | None,
         report: Report,
+        settling: Any = None,
     ) -> None:
         self.workspace, self.plugins, self.pass_ = workspace, plugins, pass_
         self.chunk, self.sessions, self.index = chunk, sessions, index
         self.backend, self.report = backend, report
+        #: What the run's units share when they settle (``run._Settling``): the notes it
+        #: wrote and the changes it carries; None settles each proposal on its own.
+        self.settling = settling
         all_readers = plugins.readers()
         self.readers = {name: all_readers[name] for name in pass_.reads}
         self.idle: Counter[str] = Counter()
@@ -298,6 +302,7 @@ class UnitRunner:
         with self.phase("model"):
             verdict: Verdict = reviewer.review(request)
         if verdict.call is not None:  # a model answered (the queue reviewer makes no call)
+            self.report.counts["calls"] += 1
             self.report.reply(self.pass_.key, "reviewer", verdict.reply, verdict.problem)
         with self.phase("writing"):
             receipts.write(
@@ -333,7 +338,11 @@ class UnitRunner:
                 prompt_digest=digest,
                 persona=self.pass_.reviewer,
                 invocation=invocation,
+                lineage=self.settling.lineage if self.settling else None,
+                evidence=evidence,
             )
+        if settled.carried and self.settling is not None:
+            self.settling.carry(settled)
         line = f"`{proposal.id}` `{proposal.note}`: {settled.state}"
         if settled.detail and settled.state != "rejected":
             line += f" ({settled.detail})"

@@ -84,8 +84,25 @@ def _create(path: Path) -> None:
                 "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
+            _mark_made(conn)
     finally:
         conn.close()
+
+
+def _mark_made(conn: sqlite3.Connection) -> None:
+    """Give the index a name of its own (meta ``made``), once: what was kept about it
+    elsewhere (where a dream's arrivals stood, what a push sent) knows an index made anew
+    by ``ingest --full``, whose file may get the old one's inode."""
+    conn.execute(  # os.urandom: secrets imports hashlib, which ingest spares itself
+        "INSERT INTO meta (key, value) VALUES ('made', ?) ON CONFLICT (key) DO NOTHING",
+        (os.urandom(8).hex(),),
+    )
+
+
+def made(conn: sqlite3.Connection) -> str:
+    """The index's own name (:func:`_mark_made`); empty for one no ingest has named yet."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'made'").fetchone()
+    return str(row[0]) if row is not None else ""
 
 
 def bump_generation(conn: sqlite3.Connection) -> None:
@@ -95,6 +112,7 @@ def bump_generation(conn: sqlite3.Connection) -> None:
         "INSERT INTO meta (key, value) VALUES ('generation', '1') ON CONFLICT (key) "
         "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
     )
+    _mark_made(conn)  # an index made before it was named gets its name now
 
 
 def generation(conn: sqlite3.Connection) -> int:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, text
 
+from hippo_core.clock import utc_now
 from hippo_core.errors import UsageError
 from hippo_core.sessions import session_id
 
@@ -48,7 +49,7 @@ def since_span(value: str) -> timedelta | None:
 
 def parse_since(value: str, now: datetime | None = None) -> str:
     """``2026-11-01``, an ISO time, or ``24h``/``7d``/``2w`` back from now, as ISO UTC."""
-    now = now or datetime.now(UTC)
+    now = now or utc_now()
     relative = _RELATIVE.fullmatch(value.strip())
     if relative:
         amount, unit = int(relative.group(1)), relative.group(2)

@@ -12,7 +12,12 @@ from collections.abc import Iterable, Iterator
 
 from hippo_core import jsontext
 from hippo_core.transcripts.model import SessionInfo, Turn
-from hippo_core.transcripts.privacy import is_model_call, is_private_session, redact
+from hippo_core.transcripts.privacy import (
+    is_model_call,
+    is_private_session,
+    model_call_key,
+    redact,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,10 +37,13 @@ class IndexWriter:
         self.next_id = (conn.execute("SELECT max(id) FROM turns").fetchone()[0] or 0) + 1
         #: The generation this ingest commits: every session it touches is marked with it.
         self.generation = generation(conn) + 1
+        #: This machine's key on the prompts of hippo's own model calls.
+        self.model_call_key = model_call_key()
 
     def sessions(self, infos: list[SessionInfo], turns: list[Turn]) -> set[str]:
         """Upsert the sessions; the ids of those marked private (their turns are dropped)."""
-        calls = {t.session for t in turns if is_model_call(t.prompt)}
+        key = self.model_call_key
+        calls = {t.session for t in turns if t.ordinal == 0 and is_model_call(t.prompt, key)}
         marked = {t.session for t in turns if is_private_session(t.prompt)} | calls
         ids = list({info.id for info in infos} | {t.session for t in turns})
         rows = {

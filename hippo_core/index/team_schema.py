@@ -6,12 +6,19 @@ gave the same id never share a row; a turn by its machine, session and place in 
 same turn pushed twice (by a retry, or by two ingests at once) is one row. ``project`` is the
 name the workspace's sessions go by (``index_project``, default the folder's name): every
 clone of a repository has the same.
+
+``arrived`` is the server's own count of arrivals (one sequence for every row): a turn
+takes one when it first reaches the server, a session each time its handoff or its end
+changes. A dream keeps where it stood, so the next run finds what a teammate pushed after
+the dream covered its time. ``hippo_dreamed`` holds which turns (and which sessions'
+handoffs, ordinal -1) a member's dream has dreamed, so no other dreamer dreams them again.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     Computed,
     ForeignKeyConstraint,
@@ -19,19 +26,33 @@ from sqlalchemy import (
     Index,
     MetaData,
     PrimaryKeyConstraint,
+    Sequence,
     String,
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import TSVECTOR
 
 from hippo_core.index import schema as local
 
-#: Changes whenever these tables do; a team index of another version is refused by name.
-SCHEMA_VERSION = 1
+#: Changes whenever these tables do; a team index of another version is refused by name,
+#: but one of an older version this hippo knows is brought up to it (:data:`UPGRADES`).
+SCHEMA_VERSION = 2
 
 metadata = MetaData()
+
+#: The advisory lock pushes share and the reading of where arrivals stand takes alone: no
+#: push is halfway through when a dream notes it, so every arrival after is higher.
+ARRIVALS_LOCK = "7208, 2"
+
+#: The server's count of arrivals.
+arrival = Sequence("hippo_arrival", metadata=metadata)
+
+
+def _arrived() -> Column[int]:
+    return Column("arrived", BigInteger, server_default=arrival.next_value(), nullable=False)
 
 
 def _copied(table: Table, *skip: str) -> list[Column[object]]:
@@ -62,6 +83,9 @@ sessions = Table(
     Column("member", Text, nullable=False),
     Column("project", Text, nullable=False),
     *_copied(local.sessions, "changed", "private"),
+    # The handoff was derived from the session's last message, not declared by it.
+    Column("handoff_derived", Boolean, server_default=false(), nullable=False),
+    _arrived(),
     PrimaryKeyConstraint("machine", "id"),
     Index("hippo_sessions_project", "project"),
 )
@@ -77,6 +101,7 @@ turns = Table(
     Column("project", Text, nullable=False),
     *_copied(local.turns, "id", "source", "start", "end"),
     Column("search", TSVECTOR, Computed(f"to_tsvector('simple', {SEARCHED})", persisted=True)),
+    _arrived(),
     UniqueConstraint("machine", "session", "ordinal"),
     ForeignKeyConstraint(
         ["machine", "session"],
@@ -86,6 +111,7 @@ turns = Table(
     Index("hippo_turns_search", "search", postgresql_using="gin"),
     Index("hippo_turns_project", "project", "started"),
     Index("hippo_turns_member", "member"),
+    Index("hippo_turns_arrived", "project", "arrived"),
 )
 
 touched = Table(
@@ -98,3 +124,39 @@ touched = Table(
     Index("hippo_touched_turn", "turn"),
     Index("hippo_touched_path", "path"),
 )
+
+dreamed = Table(
+    "hippo_dreamed",
+    metadata,
+    Column("machine", String, nullable=False),
+    Column("session", String, nullable=False),
+    # The turn's place in its session; -1 for the session's handoff.
+    Column("ordinal", BigInteger, nullable=False),
+    Column("project", Text, nullable=False),
+    # The id of the machine whose dream dreamed it.
+    Column("dreamer", String, nullable=False),
+    Column("member", Text, nullable=False),
+    Column("at", Text, nullable=False),
+    PrimaryKeyConstraint("machine", "session", "ordinal"),
+    ForeignKeyConstraint(
+        ["machine", "session"],
+        ["hippo_sessions.machine", "hippo_sessions.id"],
+        ondelete="CASCADE",
+    ),
+    Index("hippo_dreamed_project", "project", "at"),
+)
+
+#: What brings a team index of each older version up to the next one, in order: hippo
+#: runs them, in one transaction, on the first connection of a newer hippo.
+UPGRADES: dict[int, tuple[str, ...]] = {
+    1: (
+        "CREATE SEQUENCE IF NOT EXISTS hippo_arrival",
+        "ALTER TABLE hippo_sessions ADD COLUMN IF NOT EXISTS arrived BIGINT NOT NULL "
+        "DEFAULT nextval('hippo_arrival')",
+        "ALTER TABLE hippo_turns ADD COLUMN IF NOT EXISTS arrived BIGINT NOT NULL "
+        "DEFAULT nextval('hippo_arrival')",
+        "CREATE INDEX IF NOT EXISTS hippo_turns_arrived ON hippo_turns (project, arrived)",
+        "ALTER TABLE hippo_sessions ADD COLUMN IF NOT EXISTS handoff_derived BOOLEAN NOT NULL "
+        "DEFAULT false",
+    ),
+}

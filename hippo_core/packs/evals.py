@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError, UsageError
+from hippo_core.home import user_path
 from hippo_core.packs.evals_case import WORKSPACE, Case, CaseError, case_names, load_case
 from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode, score
 from hippo_core.plugins import hookimpl
@@ -95,7 +96,7 @@ def run_eval(
 def resolve_pack(spec: str, workspace: Workspace | None, plugins: Plugins) -> tuple[str, Path]:
     """The name and folder of the pack ``spec``: a folder holding ``passes/``, else the
     name of a pack that runs in ``workspace``."""
-    folder = Path(spec).expanduser()
+    folder = user_path(spec)
     if folder.is_dir() and not (folder / "passes").is_dir():
         from hippo_core.packs.scaffold import pack_folder
 
@@ -151,7 +152,7 @@ def model_settings(workspace: Workspace | None) -> str:
     settings = workspace.settings
     argv = list(settings.model_command)
     if argv:
-        program = Path(argv[0]).expanduser()
+        program = user_path(argv[0])
         if not program.is_absolute() and len(program.parts) > 1:
             argv[0] = str(workspace.root / program)
     openai = settings.openai
