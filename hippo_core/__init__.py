@@ -34,7 +34,9 @@ if TYPE_CHECKING:
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
     from hippo_core.dream.model import (
+        Applier,
         Call,
+        Change,
         CheckContext,
         Chunk,
         Evidence,
@@ -123,7 +125,9 @@ _HOMES = {
     "hippo_core.findings": ("Finding",),
     # The dream's model types.
     "hippo_core.dream.model": (
+        "Applier",
         "Call",
+        "Change",
         "CheckContext",
         "Chunk",
         "Evidence",
@@ -202,9 +206,11 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "JSON_OPTION",
+    "Applier",
     "Call",
     "CaseError",
     "CaseResult",
+    "Change",
     "CheckContext",
     "Chunk",
     "ContextBlock",

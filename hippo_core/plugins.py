@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
+        Applier,
         ProposalKind,
         Reader,
         Reviewer,
@@ -62,6 +63,7 @@ BUILTIN_HOOKS = {
     "hippo_core.builtins.doctor_checks": ("hippo_doctor_checks",),
     "hippo_core.builtins.sources": ("hippo_register_sources",),
     "hippo_core.builtins.dreaming": (
+        "hippo_register_appliers",
         "hippo_register_backends",
         "hippo_register_kinds",
         "hippo_register_readers",
@@ -441,6 +443,13 @@ class Plugins:
     def reviewers(self) -> dict[str, Reviewer]:
         return self._registry("hippo_register_reviewers")
 
+    def appliers(self) -> list[Applier]:
+        """The appliers a confirmed change goes through, in order: hippo's own ``note``
+        first, then the others as registered (the first under a name wins)."""
+        found = self._registry("hippo_register_appliers")
+        note = found.pop("note", None)
+        return ([note] if note is not None else []) + list(found.values())
+
     def backends(self) -> dict[str, BackendFactory]:
         return self._registry("hippo_register_backends", named=True)
 
@@ -532,6 +541,7 @@ _NAMED_HOOKS = (
     ("hippo_register_kinds", "kind", False),
     ("hippo_register_validators", "validator", False),
     ("hippo_register_reviewers", "reviewer", False),
+    ("hippo_register_appliers", "applier", False),
     ("hippo_register_backends", "backend", True),
     ("hippo_register_sources", "transcript source", False),
     ("hippo_register_tools", "tool", False),

@@ -36,6 +36,7 @@ def test_every_hookspec_is_documented():
         "hippo_local_paths",
         "hippo_notes_left_alone",
         "hippo_pass_gate",
+        "hippo_register_appliers",
         "hippo_register_backends",
         "hippo_register_commands",
         "hippo_register_eval_runners",

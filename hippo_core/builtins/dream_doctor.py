@@ -94,20 +94,34 @@ def _model(workspace: Workspace) -> list[Finding]:
 
 def _half_applied(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream import receipts
-    from hippo_core.dream.apply import APPLYING, REVERTING
+    from hippo_core.dream.appliers import unfinished
+    from hippo_core.dream.apply import APPLIED, APPLYING, REVERTED, REVERTING
     from hippo_core.findings import Finding
 
     left = {APPLYING: "applying by a run", REVERTING: "reverting by a `hippo revert`"}
-    return [
-        Finding(
-            "warning",
-            "receipts",
-            f"{workspace.relative(path)} was left {left[record['state']]} that stopped; the "
-            "next `hippo dream` or `hippo revert` records whether the note changed",
-        )
-        for path, record in receipts.all_in(receipts.folder(workspace, "receipts"))
-        if record.get("state") in left
-    ]
+    findings = []
+    for path, record in receipts.all_in(receipts.folder(workspace, "receipts")):
+        state = record.get("state")
+        if state in left:
+            findings.append(
+                Finding(
+                    "warning",
+                    "receipts",
+                    f"{workspace.relative(path)} was left {left[state]} that stopped; the "
+                    "next `hippo dream` or `hippo revert` records whether the note changed",
+                )
+            )
+        elif state in (APPLIED, REVERTED) and unfinished(record):
+            findings.append(
+                Finding(
+                    "warning",
+                    "receipts",
+                    f"{workspace.relative(path)}: a step of its applier chain was left "
+                    "unfinished by a run that stopped; the next `hippo dream` or `hippo "
+                    "revert` records it as interrupted",
+                )
+            )
+    return findings
 
 
 def _leftovers(workspace: Workspace) -> list[Finding]:

@@ -68,7 +68,7 @@ class PassFile(BaseModel):
     reviewer: str
     per_note: bool
     input_budget_bytes: int = Field(200_000, gt=0)
-    review: str = "model"
+    review: str | list[str] = "model"
 
 
 PASS_KEYS = tuple(PassFile.model_fields)
@@ -79,7 +79,7 @@ EXPECTED = {
     "reviewer": "a string",
     "per_note": "true or false",
     "input_budget_bytes": "a whole number above 0",
-    "review": "a string",
+    "review": 'a reviewer\'s name, or a list of them ("secret-scan", "model")',
 }
 
 
@@ -186,9 +186,7 @@ def _load_pass(
             raise PackError(
                 file, f"reads: '{read}' is not a reader here; {_listing('readers', readers)}"
             )
-    if fields.review not in reviewers:
-        listing = _listing("reviewers", reviewers)
-        raise PackError(file, f"review: '{fields.review}' is not a reviewer here; {listing}")
+    chain = _review_chain(fields.review, reviewers, file)
     roots = (*overlays, root)
     prompt = read_overlaid(roots, fields.prompt, what="prompt", referrer=file)[0]
     reviewer = read_overlaid(roots, fields.reviewer, what="reviewer", referrer=file)[0]
@@ -201,11 +199,33 @@ def _load_pass(
         reviewer=_relative(reviewer, roots),
         per_note=fields.per_note,
         input_budget_bytes=fields.input_budget_bytes,
-        review=fields.review,
+        review=", ".join(chain),
         overlays=overlays,
     )
     check_prompt(pass_, readers)
     return pass_
+
+
+def _review_chain(value: str | list[str], reviewers: list[str], file: Path) -> list[str]:
+    """The pass's reviewers in order: one name, or a chain that must all confirm."""
+    chain = [value] if isinstance(value, str) else value
+    if not chain:
+        raise PackError(file, "review: an empty list; name a reviewer, or several in order")
+    for position, name in enumerate(chain):
+        if "," in name:
+            raise PackError(file, f"review: '{name}' holds a comma; give a list of names")
+        if name not in reviewers:
+            listing = _listing("reviewers", reviewers)
+            raise PackError(file, f"review: '{name}' is not a reviewer here; {listing}")
+        if name in chain[:position]:
+            raise PackError(file, f"review: '{name}' is listed twice")
+        if name == "queue" and position != len(chain) - 1:
+            raise PackError(
+                file,
+                "review: 'queue' leaves the verdict to a person, so it can only end a chain; "
+                "put it last",
+            )
+    return list(chain)
 
 
 def _relative(path: Path, roots: tuple[Path, ...]) -> str:
