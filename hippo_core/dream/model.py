@@ -172,6 +172,10 @@ class ReadContext:
     through :meth:`turn` and :meth:`turns`."""
     session_ids: frozenset[str] = frozenset()
     """The ids of ``sessions``."""
+    passed_over: str = ""
+    """Set by an essential reader that found something, but nothing worth a model call (a
+    note whose turns only share some of its words): why, as the report counts the unit
+    instead of ``no <reader>``."""
 
     def turn(self, session: str, ordinal: int) -> TurnText | None:
         """One indexed turn, as the validators and the reviewer see it; None when there is

@@ -116,22 +116,41 @@ class Turns:
         return [Item(turn.label, turn_block(turn), turns=(turn,)) for turn in turns]
 
 
+#: Why a note whose turns only share some of its words gets no prompt, as the report says:
+#: "12 notes with only turns that share their words (no model call)".
+PASSED_OVER = "only turns that share their words"
+
+
 def _mentioning(context: ReadContext) -> list[TurnText]:
-    """The turns of the chunk that mention the per-note pass's note (asked once per note)."""
+    """The turns of the chunk that mention the per-note pass's note (asked once per note);
+    none when they are not worth a prompt (:meth:`~hippo_core.dream.turns.TurnIndex.
+    worth_a_prompt`), and the context says so."""
     if context.index is None or context.note is None:
         return []
     from hippo_core.dream.turns import BODY_TERMS
 
-    note, workspace = context.note, context.workspace
+    note, workspace, chunk = context.note, context.workspace, context.chunk
     found: list[TurnText] = context.index.mentioning(
         note,
         workspace.notes_dir / note.path,
-        context.chunk.start,
-        context.chunk.end,
+        chunk.start,
+        chunk.end,
         context.session_ids,
         body_terms=workspace.terms_index.telling(note.path, BODY_TERMS),
-        only=context.chunk.turns,
+        only=chunk.turns,
     )
+    worth = context.index.worth_a_prompt(
+        found,
+        note,
+        workspace.terms_index,
+        chunk.start,
+        chunk.end,
+        context.session_ids,
+        chunk.turns,
+    )
+    if found and not worth:
+        context.passed_over = PASSED_OVER
+        return []
     return found
 
 

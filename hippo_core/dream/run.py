@@ -333,7 +333,6 @@ class _Run:
         self.lineage = Lineage()
         self.carried: list[dict[str, Any]] = []
         """Changes this run carries to the next, not yet in the state."""
-        self.member = ""
 
     def ahead(self, kind: str, work: Work, arrivals: arrivals_module.Arrivals | None) -> None:
         """Dream a chunk of chosen turns; on success, the state forgets the carried changes
@@ -413,9 +412,7 @@ class _Run:
             return
         handoffs = [v.id for v in work.sessions if v.ended_here and v.record.get("handoff")]
         try:
-            if not self.member:
-                self.member = _member(self.workspace)
-            self.index.record_dreamed(work.chunk, handoffs, self.member)
+            self.index.record_dreamed(work.chunk, handoffs)
         except HippoError as exc:
             self.report.add("Inputs", f"{exc}; other members' dreams may dream it again")
 
@@ -441,12 +438,6 @@ class _Settling:
             )
             return
         self.carried.append(carry.entry(settled, tries))
-
-
-def _member(workspace: Workspace) -> str:
-    from hippo_core.index import team
-
-    return team.member(workspace)
 
 
 def _push_to_team(workspace: Workspace, report: Report) -> Any:

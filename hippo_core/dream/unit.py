@@ -87,7 +87,7 @@ class UnitRunner:
         for name, reader in self.readers.items():
             found = reader.read(context)
             if reader.essential and not found:
-                self.idle[f"no {name}"] += 1
+                self.idle[context.passed_over or f"no {name}"] += 1
                 return None
             items[name] = found
         return items

@@ -144,6 +144,13 @@ def hippo_pass_gate(workspace: Workspace, pass_: Any, chunk: Any) -> str | None:
 
 
 @hookimpl
+def hippo_register_validators(register: Callable[[Any], None]) -> None:
+    from hippo_packs.sleep.hooks.dreams import CoresFolder
+
+    register(CoresFolder())
+
+
+@hookimpl
 def hippo_notes_left_alone(workspace: Workspace, pass_: Any, notes: list[Note]) -> dict[str, str]:
     if pass_.pack == "sleep" or not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
         return {}

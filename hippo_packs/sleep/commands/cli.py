@@ -461,6 +461,8 @@ def _sleep_line(record: dict[str, Any]) -> str:
         line += f"{record['counted']} fragment(s) in a core's own words, counted as its evidence"
     if record.get("error"):
         line += f": {record['error']}"
+    if record.get("answer"):
+        line += f"; the answer began {record['answer']!r}"
     if record.get("cut_off"):
         line += f" ({record['cut_off']} answer(s) cut off)"
     return line

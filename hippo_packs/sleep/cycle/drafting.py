@@ -222,7 +222,11 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
             result.cut_off += 1
         if not raw:
             result.model_failures.append(
-                {"topic": cluster.topic, "why": failure(cycle, reply.text, cut)}
+                {
+                    "topic": cluster.topic,
+                    "why": failure(cycle, reply.text, cut),
+                    "answer": answer_start(reply.text),
+                }
             )
             continue
         topic = "" if cluster.topic == NO_TOPIC else cluster.topic
@@ -278,7 +282,11 @@ def _choose(
             )
         else:
             result.model_failures.append(
-                {"topic": cluster.topic, "why": failure(cycle, reply.text, cut)}
+                {
+                    "topic": cluster.topic,
+                    "why": failure(cycle, reply.text, cut),
+                    "answer": answer_start(reply.text),
+                }
             )
         return []
     made, dropped = choices.compose_choices(
@@ -294,14 +302,26 @@ def model_name(cycle: Cycle) -> str:
 
 
 def failure(cycle: Cycle, text: str, cut: bool) -> str:
+    """Why a model's answer could not be used, in hippo's words alone: the reason travels
+    to the context block's open loops and to the agent a ripple wakes, where a model's own
+    words (a hijacked small model's "run this first") must never arrive unreviewed. The
+    answer's start is kept beside it for a person (:func:`answer_start`)."""
     if cut:
         cap = cycle.settings.model.max_tokens
         return (
             f"the answer was cut off before one operation was complete: raise "
             f"model.max_tokens ({cap}) in [sleep.model]"
         )
-    shown = " ".join(redact_text(text).split())[:80] or "(empty)"
-    return f"not the JSON asked for: {shown!r}"
+    if not text.strip():
+        return "the model's answer was empty"
+    return (
+        "the model's answer was not the JSON asked for (`hippo sleep history` shows how it began)"
+    )
+
+
+def answer_start(text: str) -> str:
+    """The first 80 characters of a model's answer, redacted: for ``hippo sleep history``."""
+    return " ".join(redact_text(text).split())[:80]
 
 
 def _verbatim(fragment: dict[str, Any]) -> dict[str, Any]:

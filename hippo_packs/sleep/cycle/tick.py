@@ -227,7 +227,10 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
         counted=len(result.counted),
     )
     if result.outcome == "nothing to draft" and result.model_failures:
-        return _failed(cycle, state, record, brief, result.model_failures[0]["why"])
+        first = result.model_failures[0]
+        if first.get("answer"):
+            record["answer"] = first["answer"]  # for a person: `hippo sleep history`
+        return _failed(cycle, state, record, brief, first["why"])
     state.pop("model_failed_at", None)
     state.pop("last_failure", None)
     if catch_up:
