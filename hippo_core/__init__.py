@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from hippo_core.deciders import describe_decider
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
+    from hippo_core.dream.blocks import as_material, quoted_field, token_field
     from hippo_core.dream.model import (
         Applier,
         Call,
@@ -161,6 +162,7 @@ _HOMES = {
     "hippo_core.deciders": ("describe_decider",),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
+    "hippo_core.dream.blocks": ("as_material", "quoted_field", "token_field"),
     "hippo_core.packs.running": ("load_packs",),
     # Model backends.
     "hippo_core.dream.backends": ("OpenAIBackend", "api_key_from_env"),
@@ -255,6 +257,7 @@ __all__ = [
     "Workspace",
     "__version__",
     "api_key_from_env",
+    "as_material",
     "atomic_write",
     "build_context",
     "case_folder",
@@ -281,6 +284,7 @@ __all__ = [
     "process_alive",
     "proposal_record",
     "purge_note_history",
+    "quoted_field",
     "read_json_object",
     "read_recording",
     "receipt_record",
@@ -295,6 +299,7 @@ __all__ = [
     "shown_url",
     "split_frontmatter",
     "subcommand",
+    "token_field",
     "update_settings",
     "utc_now",
 ]

@@ -83,7 +83,7 @@ def test_a_session_pushed_after_the_dream_covered_its_time_is_dreamed_next(
     report = sorted((carl.root / ".hippo" / "reports").glob("*.md"))[-1].read_text()
     assert "- late: 1 turn(s) of 1 session(s) that reached the index after their time" in report
     [late] = [p for p in prompts(carl_model, CONSOLIDATOR) if handoff in p]
-    assert f"### Session {session}" in late and "- by: dora" in late
+    assert f"### Session {session}" in late and '- by: "dora" (a teammate)' in late
     dreamed = postgres.sql("SELECT ordinal, member FROM hippo_dreamed ORDER BY ordinal")
     assert dreamed == "-1|carl\n0|carl\n"
     # erin replays three days: every turn and handoff of dora's was dreamed by carl.

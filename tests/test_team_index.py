@@ -299,12 +299,13 @@ def test_a_dream_verifies_notes_against_every_members_sessions(
     )
     [sent] = [c for c in calls(script) if PROPOSER in json.dumps(c)]
     assert f"### Session {session}, turn 0 (started " in json.dumps(sent)
-    assert ", by bob;" in json.dumps(sent) and "- by: bob" in json.dumps(sent)
+    prompt = sent["prompt"]
+    assert ', by "bob", a teammate;' in prompt and '- by: "bob" (a teammate)' in prompt
     [receipt] = (alice.root / ".hippo" / "receipts").glob("*.json")
     assert json.loads(receipt.read_text())["evidence"] == [
         {"session": session, "ordinal": 0, "who": "bob"}
     ]
-    assert f"(evidence: {session} turn 0 by bob)" in report.read_text()
+    assert f"(evidence: {session} turn 0 by bob, a teammate)" in report.read_text()
     assert "sessions: every member's of 'shop', from postgresql+psycopg://" in report.read_text()
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hippo_core.dream.blocks import cut, fence, ranges
+from hippo_core.dream.blocks import cut, fence, quoted_field, ranges, token_field
 from hippo_core.dream.model import Item, ReadContext, SessionView, TurnText
 
 if TYPE_CHECKING:
@@ -39,13 +39,14 @@ def _session(view: SessionView, context: ReadContext) -> str:
     ended = record.get("ended")
     if ended and not view.ended_here and not context.chunk.kind:
         ended = "after this window"
+    # Every value here is a record's or a teammate's, not hippo's: each a quoted string.
     lines = [
-        f"### Session {view.id}",
-        f"- tool: {record.get('tool') or 'unknown'}",
-        *([f"- by: {record['who']}"] if record.get("who") else []),
-        f"- started: {record.get('started') or 'unknown'}",
-        f"- ended: {ended or 'not yet'}",
-        f"- task: {record.get('task') or 'none recorded'}",
+        f"### Session {token_field(view.id)}",
+        f"- tool: {token_field(record.get('tool') or 'unknown')}",
+        *([f"- by: {quoted_field(record['who'])} (a teammate)"] if record.get("who") else []),
+        f"- started: {token_field(record.get('started') or 'unknown')}",
+        f"- ended: {quoted_field(ended) if ended else 'not yet'}",
+        f"- task: {quoted_field(record.get('task') or 'none recorded')}",
         f"- turn ordinals: {ranges(list(view.ordinals)) or 'none indexed'}",
     ]
     handoff = record.get("handoff") if view.ended_here else None
@@ -167,15 +168,26 @@ def turn_block(turn: TurnText) -> str:
     prompt, _ = cut(turn.prompt)
     answer, _ = cut(turn.answer)
     found = f"; found by {MATCHES[turn.match]}" if turn.match in MATCHES else ""
-    by = f", by {turn.who}" if turn.who else ""
-    lines = [f"### Session {turn.session}, turn {turn.ordinal} (started {turn.started}{by}{found})"]
-    block = "\n".join(lines) + "\nprompt:\n" + fence(prompt) + "answer:\n" + fence(answer)
+    # Ids, times, a teammate's name and paths are a transcript's or a server's: quoted
+    # whenever they are more than one plain token.
+    by = f", by {quoted_field(turn.who)}, a teammate" if turn.who else ""
+    heading = (
+        f"### Session {token_field(turn.session)}, turn {turn.ordinal} "
+        f"(started {token_field(turn.started or 'unknown')}{by}{found})"
+    )
+    block = heading + "\nprompt:\n" + fence(prompt) + "answer:\n" + fence(answer)
     if turn.tools:
         shown, _ = cut("\n".join(turn.tools), 2000)
         block += "tool calls:\n" + fence(shown)
     if turn.files:
-        block += "files: " + "; ".join(turn.files) + "\n"
+        block += "files: " + "; ".join(_file(shown) for shown in turn.files) + "\n"
     return block
+
+
+def _file(shown: str) -> str:
+    """``read notes/x.md`` with its path as :func:`token_field` shows one."""
+    kind, _, path = shown.partition(" ")
+    return f"{kind} {token_field(path)}" if path else token_field(kind)
 
 
 class HumanConfirmed:

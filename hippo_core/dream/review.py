@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from hippo_core.dream.blocks import fence
+from hippo_core.dream.blocks import as_material, fence
 from hippo_core.dream.model import ReviewRequest, Verdict
 from hippo_core.jsontext import loads
 
@@ -41,7 +41,7 @@ def review_prompt(request: ReviewRequest) -> str:
     for key, value in proposal.extra.items():
         parts.append(f"{key}:\n" + fence(value if isinstance(value, str) else json.dumps(value)))
     turns = "\n".join(turn_block(turn) for turn in request.evidence) or "(none found)\n"
-    parts.append("## The evidence turns\n\n" + turns)
+    parts.append("## The evidence turns\n\n" + as_material(turns))
     parts.append(
         '## Your reply\n\nReply with exactly one JSON object: {"verdict": "confirm" or '
         '"reject", "notes": "..."}.\n'

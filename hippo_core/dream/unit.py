@@ -279,7 +279,7 @@ class UnitRunner:
             "Proposals",
             f"`{proposal.id}` {proposal.pass_key} {proposal.kind} `{proposal.note}` (evidence: "
             + ", ".join(
-                f"{e.session} turn {e.ordinal}" + (f" by {e.who}" if e.who else "")
+                f"{e.session} turn {e.ordinal}" + (f" by {e.who}, a teammate" if e.who else "")
                 for e in proposal.evidence
             )
             + ")",
