@@ -398,29 +398,11 @@ def _add_distribution(
         )
     with staging_folder(workspace) as staging:
         entry = install_release(workspace, plugins, release, staging, say=say)
+    from hippo_core.packs.disabled import turn_on
+
     turn_on(workspace, release.name)
     write_lock(workspace, {**locked, release.name: entry})
     return entry
-
-
-def turn_on(workspace: Workspace, name: str) -> None:
-    """Take ``name`` out of ``disabled_packs``, when it is there."""
-    _set_disabled(workspace, [n for n in workspace.settings.disabled_packs if n != name])
-
-
-def turn_off(workspace: Workspace, name: str) -> None:
-    """Put ``name`` in ``disabled_packs``, when it is not there."""
-    names = list(workspace.settings.disabled_packs)
-    _set_disabled(workspace, names if name in names else [*names, name])
-
-
-def _set_disabled(workspace: Workspace, names: list[str]) -> None:
-    from hippo_core.settings_schema import set_setting
-
-    if names == list(workspace.settings.disabled_packs):
-        return
-    shown = workspace.relative(workspace.settings_path)
-    set_setting(workspace.settings_path, "disabled_packs", json.dumps(names), shown_as=shown)
 
 
 def _runs_from(workspace: Workspace, entry: Locked) -> Path:

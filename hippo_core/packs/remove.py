@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError
 from hippo_core.packs.changing import changing_packs, folder_name, not_installed, staging_folder
-from hippo_core.packs.install import Confirm, refuse, turn_off
+from hippo_core.packs.disabled import turn_off
+from hippo_core.packs.install import Confirm, refuse
 from hippo_core.packs.lock import edited_files, read_lock, write_lock
 
 if TYPE_CHECKING:
