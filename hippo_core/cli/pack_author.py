@@ -229,6 +229,9 @@ def build(
     shown = _shown(built.file, relative)
     what = f": {built.distribution}" if built.distribution else ""
     typer.echo(f"built {shown}{what}")
+    ours = {entry.name for entry in built.entries}
+    named = [(e.name, list(e.version.get("passes", []))) for e in built.entries]
+    _warn_twins(load_plugins(), named, ours, False)
     typer.echo(f"  sha256 {built.sha256}")
     for line in built.packs:
         typer.echo(f"  {line}")
