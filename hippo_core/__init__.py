@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
     from hippo_core.dream.blocks import as_material, quoted_field, token_field
     from hippo_core.dream.model import (
+        Applier,
         Call,
+        Change,
         CheckContext,
         Chunk,
         Evidence,
@@ -55,7 +57,6 @@ if TYPE_CHECKING:
         Validator,
         Verdict,
     )
-    from hippo_core.dream.packs import load_packs
     from hippo_core.dream.receipts import (
         new_id,
         proposal_record,
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
     from hippo_core.packs.evals_result import CaseResult
+    from hippo_core.packs.running import load_packs
     from hippo_core.plugin_settings import settings_table, update_settings
     from hippo_core.plugins import Plugins, load_plugins
     from hippo_core.processes import process_alive
@@ -124,7 +126,9 @@ _HOMES = {
     "hippo_core.findings": ("Finding",),
     # The dream's model types.
     "hippo_core.dream.model": (
+        "Applier",
         "Call",
+        "Change",
         "CheckContext",
         "Chunk",
         "Evidence",
@@ -159,7 +163,7 @@ _HOMES = {
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
     "hippo_core.dream.blocks": ("as_material", "quoted_field", "token_field"),
-    "hippo_core.dream.packs": ("load_packs",),
+    "hippo_core.packs.running": ("load_packs",),
     # Model backends.
     "hippo_core.dream.backends": ("OpenAIBackend", "api_key_from_env"),
     # Outbound requests.
@@ -204,9 +208,11 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "JSON_OPTION",
+    "Applier",
     "Call",
     "CaseError",
     "CaseResult",
+    "Change",
     "CheckContext",
     "Chunk",
     "ContextBlock",

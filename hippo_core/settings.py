@@ -62,6 +62,7 @@ class Settings(Record):
         "openai",
         "themes",
         "registries",
+        "disabled_packs",
         "index_url",
         "index_project",
         "index_share",
@@ -85,6 +86,8 @@ class Settings(Record):
     openai: OpenAISettings
     themes: tuple[str, ...]
     registries: tuple[str, ...]
+    disabled_packs: tuple[str, ...]
+    """Packs (and themes) that do not run in this workspace, though they are installed."""
     index_url: str
     """A team index on PostgreSQL (``postgresql+psycopg://...``); empty: only the local one."""
     index_project: str
@@ -113,6 +116,7 @@ class Settings(Record):
         openai: OpenAISettings | None = None,
         themes: tuple[str, ...] = (),
         registries: tuple[str, ...] = (),
+        disabled_packs: tuple[str, ...] = (),
         index_url: str = "",
         index_project: str = "",
         index_share: str = "workspace",
@@ -134,6 +138,7 @@ class Settings(Record):
             openai=OpenAISettings() if openai is None else openai,
             themes=themes,
             registries=registries,
+            disabled_packs=disabled_packs,
             index_url=index_url,
             index_project=index_project,
             index_share=index_share,
@@ -144,7 +149,14 @@ class Settings(Record):
     def from_values(cls, values: dict[str, Any]) -> Settings:
         """Settings from plain values, as validated or cached (lists become tuples)."""
         values = dict(values)
-        for name in ("required_notes", "sample_tasks", "model_command", "themes", "registries"):
+        for name in (
+            "required_notes",
+            "sample_tasks",
+            "model_command",
+            "themes",
+            "registries",
+            "disabled_packs",
+        ):
             values[name] = tuple(values.get(name) or ())
         values["openai"] = OpenAISettings(**(values.get("openai") or {}))
         dirs = values.get("transcript_dirs") or {}

@@ -136,6 +136,14 @@ class SettingsModel(BaseModel):
         description="More pack registries (a path or an https URL), after hippo's own.",
         examples=[["https://example.org/hippo/index.toml"]],
     )
+    disabled_packs: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Packs and themes that do not run here though they are installed (a pack "
+            "a pip-installed distribution ships runs in every workspace of its environment)."
+        ),
+        examples=[["security-notes"]],
+    )
     index_url: Annotated[str, AfterValidator(_index_url)] = Field(
         "",
         description=(

@@ -54,7 +54,9 @@ PUBLIC = {
         "split_frontmatter",
     ],
     "the dream's model types": [
+        "Applier",
         "Call",
+        "Change",
         "CheckContext",
         "Chunk",
         "Evidence",

@@ -239,8 +239,8 @@ def test_doctor_reports_on_dreaming(scene: Scene):
     doctor = scene.hippo("doctor", cwd=scene.root)
     assert doctor.code == 1
     assert (
-        "error: packs: .hippo/packs/core/passes/verify.toml: unknown key 'per_nope' - "
-        "did you mean 'per_note'?"
+        "error: packs: pack 'core' did not run: .hippo/packs/core/passes/verify.toml: unknown "
+        "key 'per_nope' - did you mean 'per_note'?"
     ) in doctor.out
     assert "info: model: dreaming runs " in doctor.out
 
@@ -251,7 +251,10 @@ def test_a_broken_pack_fails_the_run_with_one_line_naming_the_file(scene: Scene)
     scene.proposer_replies()
     run = scene.dream()
     assert run.code == 1
-    expected = '.hippo/packs/core/passes/verify.toml: protocol must be "HIPPO_V1", found "HIPPO_V2"'
+    expected = (
+        "pack 'core' did not run: .hippo/packs/core/passes/verify.toml: protocol must be "
+        '"HIPPO_V1", found "HIPPO_V2"'
+    )
     assert run.err == f"error: {expected}\n"
     assert scene.report().splitlines()[:2] == ["status: failed", f"error: {expected}"]
     assert scene.calls() == []

@@ -90,12 +90,16 @@ def _preview(text: str) -> str:
     return repr(line if len(line) <= 80 else line[:77] + "...")
 
 
-def verdict_record(proposal_id: str, verdict: Verdict, persona: str, at: str) -> dict[str, Any]:
-    """``.hippo/reviews/<proposal id>.json``."""
-    return {
+def verdict_record(
+    proposal_id: str, verdict: Verdict, persona: str, at: str, **more: Any
+) -> dict[str, Any]:
+    """``.hippo/reviews/<proposal id>.json``: the verdict that decided, every step of a
+    chain of reviewers (``steps``), and ``more`` (where the persona came from)."""
+    record = {
         "proposal": proposal_id,
         "reviewer": verdict.reviewer,
         "persona": persona,
+        **more,
         "verdict": verdict.verdict,
         "notes": verdict.notes,
         "problem": verdict.problem,
@@ -103,3 +107,36 @@ def verdict_record(proposal_id: str, verdict: Verdict, persona: str, at: str) ->
         "call": verdict.call.as_dict() if verdict.call else None,
         "at": at,
     }
+    if verdict.steps:
+        record["steps"] = [step_record(step) for step in verdict.steps]
+    return record
+
+
+def step_record(verdict: Verdict) -> dict[str, Any]:
+    """One reviewer's verdict in a chain, as the review record and the receipt keep it."""
+    found: dict[str, Any] = {
+        "reviewer": verdict.reviewer,
+        "verdict": verdict.verdict,
+        "notes": verdict.notes,
+    }
+    if verdict.problem:
+        found["problem"] = verdict.problem
+    if verdict.call is not None:
+        found["call"] = verdict.call.as_dict()
+    return found
+
+
+def steps_from(record: dict[str, Any]) -> tuple[Verdict, ...]:
+    """The steps a review record keeps, as verdicts (what ``hippo review`` adds to)."""
+    found = []
+    for step in record.get("steps") or ():
+        if isinstance(step, dict) and step.get("verdict") in ("confirm", "reject", "pending"):
+            found.append(
+                Verdict(
+                    str(step.get("reviewer", "")),
+                    step["verdict"],
+                    str(step.get("notes", "")),
+                    problem=str(step.get("problem", "")),
+                )
+            )
+    return tuple(found)

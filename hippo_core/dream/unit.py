@@ -297,6 +297,7 @@ class UnitRunner:
         from hippo_core.dream.apply import settle
         from hippo_core.dream.packs import read_persona
         from hippo_core.dream.review import verdict_record
+        from hippo_core.dream.reviewers import review_chain
 
         workspace = self.workspace
         with self.phase("writing"):
@@ -308,7 +309,7 @@ class UnitRunner:
                     "chunk": self.chunk.label(),
                     "prompt": {"bytes": size, "note_digest": digest},
                     "proposer": call,
-                    "review": self.pass_.review,
+                    "review": _chain_shown(self.pass_.reviews),
                     "persona": self.pass_.reviewer,
                 },
             )
@@ -326,11 +327,11 @@ class UnitRunner:
         note_path = workspace.notes_dir / proposal.note
         note_text = note_path.read_text(encoding="utf-8") if note_path.exists() else ""
         evidence = tuple(t for e in proposal.evidence if (t := self._turn(e.session, e.ordinal)))
-        reviewer = self.plugins.reviewers()[self.pass_.review]
+        persona = read_persona(self.pass_)
         request = ReviewRequest(
             workspace,
             self.pass_,
-            read_persona(self.pass_),
+            persona,
             proposal.note,
             note_text,
             proposal,
@@ -339,23 +340,23 @@ class UnitRunner:
             self._handoffs(proposal),
         )
         with self.phase("model"):
-            verdict: Verdict = reviewer.review(request)
-        if verdict.call is not None:  # a model answered (the queue reviewer makes no call)
-            self.report.counts["calls"] += 1
-            self.report.reply(self.pass_.key, "reviewer", verdict.reply, verdict.problem)
+            verdict: Verdict = review_chain(self.plugins, self.pass_.reviews, request)
+        for step in verdict.steps or (verdict,):
+            if step.call is not None:  # a model answered (the queue reviewer makes no call)
+                self.report.counts["calls"] += 1
+                self.report.reply(self.pass_.key, "reviewer", step.reply, step.problem)
         with self.phase("writing"):
             receipts.write(
                 receipts.folder(workspace, "reviews") / f"{proposal.id}.json",
-                verdict_record(proposal.id, verdict, self.pass_.reviewer, receipts.now()),
+                verdict_record(
+                    proposal.id,
+                    verdict,
+                    self.pass_.reviewer,
+                    receipts.now(),
+                    **_persona_source(self.pass_, persona),
+                ),
             )
-        shown = (
-            f" ({verdict.problem})"
-            if verdict.problem
-            else (f": {verdict.notes}" if verdict.notes else "")
-        )
-        self.report.add(
-            "Verdicts", f"`{proposal.id}` {verdict.verdict} by {verdict.reviewer}{shown}"
-        )
+        self.report.add("Verdicts", f"`{proposal.id}` {_verdict_line(verdict)}")
         self.plugins.event(
             workspace, Event("verdict", {"proposal": proposal.id, "verdict": verdict.verdict})
         )
@@ -397,3 +398,38 @@ class UnitRunner:
                 f"{self.chunk.label()}, {self.pass_.key}: {count:,} {units} with {why} "
                 "(no model call)",
             )
+
+
+def _chain_shown(names: tuple[str, ...]) -> str | list[str]:
+    """A pass's reviewers as its proposal records them: a name, or the chain's list."""
+    return names[0] if len(names) == 1 else list(names)
+
+
+def _verdict_line(verdict: Verdict) -> str:
+    """``confirm by model: notes``; a chain's steps in order (``confirm by secret-scan,
+    then confirm by model: notes``)."""
+
+    def one(step: Verdict) -> str:
+        shown = f" ({step.problem})" if step.problem else (f": {step.notes}" if step.notes else "")
+        return f"{step.verdict} by {step.reviewer}{shown}"
+
+    return ", then ".join(one(step) for step in verdict.steps or (verdict,))
+
+
+def _persona_source(pass_: Pass, text: str) -> dict[str, str]:
+    """Which file judged: the persona's digest, and the theme it came from (empty: the
+    pack's own), for the review record."""
+    import hashlib
+
+    from hippo_core.packs.files import locate
+    from hippo_core.packs.manifest import read_manifest
+
+    root = locate(pass_.roots, pass_.reviewer)
+    theme = ""
+    if root != pass_.root:
+        manifest = read_manifest(root)
+        theme = manifest.name if manifest else root.name
+    return {
+        "persona_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "persona_theme": theme,
+    }

@@ -3,9 +3,9 @@
 In order: the note (a visible ``.md`` file below ``notes_dir`` that went into the prompt;
 for a kind that creates a note, a path below ``notes_dir`` where nothing exists yet), the
 evidence (each turn exists in the index), the kind's own checks (and, for a new note, the
-linters), and text humans confirmed by reverting (never changed again, the same change
-never made again). The chain stops at the first check that fails: later checks need what
-earlier ones establish.
+linters), text humans confirmed by reverting (never changed again, the same change never
+made again), and no secret in the new text. The chain stops at the first check that fails:
+later checks need what earlier ones establish.
 """
 
 from __future__ import annotations
@@ -181,3 +181,29 @@ class HumanConfirmed:
             if " ".join(undone.split()) == " ".join(proposal.new.split()):
                 problems.append(f"the same change was reverted by {receipt}")
         return problems
+
+
+class NoSecrets:
+    """Refuses a change whose new text holds what hippo redacts from transcripts: a token, a
+    key, a password in a URL, a ``<private>`` span. A note is committed for the team to
+    read, and a proposal is written to ``.hippo/proposals/`` before any reviewer sees it,
+    so a secret is stopped here, before both."""
+
+    name = "no-secrets"
+
+    def check(self, proposal: Proposal, context: CheckContext) -> list[str]:
+        import re
+
+        from hippo_core.transcripts.privacy import redact_text
+
+        texts = [("new", proposal.new)]
+        texts += [(key, value) for key, value in proposal.extra.items() if isinstance(value, str)]
+        for field, text in texts:
+            redacted = redact_text(text)
+            if redacted != text:
+                kinds = sorted(set(re.findall(r"\[redacted:([\w-]+)\]", redacted))) or ["private"]
+                return [
+                    f"{field} holds what looks like a secret ({', '.join(kinds)}); hippo writes "
+                    "none into a note or a proposal"
+                ]
+        return []
