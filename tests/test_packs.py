@@ -347,9 +347,11 @@ def test_rendering_fills_placeholders_and_leaves_single_braces_alone(root: Path)
     prompt = 'Reply [ {"note": "a.md", "evidence": [ {"ordinal": 1} ] } ] or {}.\n{{notes}}\n'
     write_pack(extra(root), files={"prompts/p.md": prompt})
     [check] = passes(root)
-    assert render_prompt(check, {"notes": "# Home {{x}}"}) == (
-        'Reply [ {"note": "a.md", "evidence": [ {"ordinal": 1} ] } ] or {}.\n# Home {{x}}\n'
+    assert render_prompt(check, {"notes": "### Home {{x}}"}) == (
+        'Reply [ {"note": "a.md", "evidence": [ {"ordinal": 1} ] } ] or {}.\n### Home {{x}}\n'
     )
+    # A reader's text is material: a heading of the prompt's own levels is quoted.
+    assert render_prompt(check, {"notes": "# Home"}).endswith("\n> # Home\n")
 
 
 def test_the_core_prompt_renders_its_json_example_unchanged(initialised: Path):
