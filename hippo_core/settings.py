@@ -54,6 +54,7 @@ class Settings(Record):
         "required_notes",
         "sample_tasks",
         "dreamed_days",
+        "risky_review",
         "log_path",
         "transcript_dirs",
         "model_backend",
@@ -78,6 +79,9 @@ class Settings(Record):
     sample_tasks: tuple[str, ...]
     dreamed_days: int
     """For how many days a note a dream changed is marked so in the context block."""
+    risky_review: str
+    """Who lands a dream's risky change: ``person`` (it waits for ``hippo review``) or
+    ``pass`` (the pass's reviewers alone)."""
     log_path: str | None
     transcript_dirs: dict[str, tuple[str, ...]]
     model_backend: str
@@ -108,6 +112,7 @@ class Settings(Record):
         required_notes: tuple[str, ...] = (),
         sample_tasks: tuple[str, ...] = (),
         dreamed_days: int = 30,
+        risky_review: str = "person",
         log_path: str | None = None,
         transcript_dirs: dict[str, tuple[str, ...]] | None = None,
         model_backend: str = "command",
@@ -130,6 +135,7 @@ class Settings(Record):
             required_notes=required_notes,
             sample_tasks=sample_tasks,
             dreamed_days=dreamed_days,
+            risky_review=risky_review,
             log_path=log_path,
             transcript_dirs={} if transcript_dirs is None else transcript_dirs,
             model_backend=model_backend,

@@ -71,6 +71,11 @@ def decide(
     )
     if review.get("verdict") not in (None, "pending"):
         raise HippoError(f"proposal {proposal_id} was reviewed already ({review.get('verdict')})")
+    if review.get("reviewer") == "person" and not by.get("person"):
+        raise HippoError(
+            f"proposal {proposal_id} {review.get('notes') or 'waits for a person'}: decide it "
+            f"with `hippo review {proposal_id} --confirm` (or --reject) in a terminal"
+        )
     proposal = Proposal(
         id=str(record["id"]),
         pass_key=str(record.get("pass")),

@@ -298,6 +298,7 @@ class UnitRunner:
         from hippo_core.dream.packs import read_persona
         from hippo_core.dream.review import verdict_record
         from hippo_core.dream.reviewers import review_chain
+        from hippo_core.dream.risky import held_because
 
         workspace = self.workspace
         with self.phase("writing"):
@@ -341,6 +342,11 @@ class UnitRunner:
         )
         with self.phase("model"):
             verdict: Verdict = review_chain(self.plugins, self.pass_.reviews, request)
+        held = held_because(workspace, proposal, note_text, evidence)
+        if held and verdict.verdict == "confirm":
+            # Confirmed by the pass, and still a person's to land (risky_review = "person").
+            steps = verdict.steps or (verdict,)
+            verdict = Verdict("person", "pending", f"waits for a person: {held}", steps=steps)
         for step in verdict.steps or (verdict,):
             if step.call is not None:  # a model answered (the queue reviewer makes no call)
                 self.report.counts["calls"] += 1
