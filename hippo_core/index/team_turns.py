@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 #: A turn's columns as the readers need them, with whose it is.
-_TURN = "t.id, t.session, t.ordinal, t.started, t.prompt, t.answer, t.tools, t.member"
+_TURN = "t.id, t.session, t.ordinal, t.started, t.prompt, t.answer, t.tools, t.member, t.external"
 _WINDOW = "t.project = :project AND t.started >= :start AND t.started < :end"
 #: A turn no other machine's dream has dreamed.
 _OURS_TO_DREAM = (
