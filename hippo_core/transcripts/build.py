@@ -67,7 +67,7 @@ class OpenTurn:
         self.scope = Scope() if scope is None else scope
         if turn.external is None:
             turn.external = []
-        self.seen = set(turn.external)
+        self.seen: set[str] | None = None  # made when the turn first reads from outside
 
     def say(self, text: str) -> None:
         """Add assistant text (blocks of one answer are joined by blank lines)."""
@@ -87,10 +87,13 @@ class OpenTurn:
         unless the turn wrote it itself first."""
         turn = self.turn
         cwd = turn.cwd
+        inside = f"{cwd}/" if cwd else None
         for path in read:
             if path:
                 full = resolve(path, cwd)
                 _add(turn.files_read, full)
+                if inside is not None and full.startswith(inside):
+                    continue  # the turn's own folder: most reads, decided at once
                 if full not in turn.files_edited and self.scope.outside(full, cwd):
                     self.external(outside_file(full))
         for path in edited:
@@ -103,6 +106,8 @@ class OpenTurn:
         found = self.turn.external
         if found is None:
             found = self.turn.external = []
+        if self.seen is None:
+            self.seen = set(found)
         for description in descriptions:
             text = clean(description)
             if text and text not in self.seen:
@@ -187,6 +192,7 @@ class TurnBuilder:
             end=end,
             started=at,
             ended=at,
+            external=[],
         )
         self.current = OpenTurn(turn, state=snapshot, scope=self.scope)
         self.turns.append(self.current)

@@ -91,6 +91,10 @@ _EDITS = {
 }
 #: The tools that hand a task to a sub-agent (``Task`` in older versions).
 _AGENTS = frozenset({"Agent", "Task"})
+#: Tools that read nothing from outside by themselves (most calls): no need to look closer.
+_LOCAL = frozenset({*_READS, *_EDITS, "Glob", "Grep", "TodoWrite", *_AGENTS})
+#: What most calls read from outside: nothing (shared, never changed).
+_NONE: list[str] = []
 
 
 class ClaudeCodeSource(TranscriptSource):
@@ -121,8 +125,8 @@ class ClaudeCodeSource(TranscriptSource):
         yield from sorted(found)  # a session before its sub-agents
 
     def parse(self, path: Path, resume: Resume) -> Parsed:
-        reader = _Reader(path, resume)
-        lines = JsonLines(path, resume, wanted=_wanted, light=reader.light)
+        lines = JsonLines(path, resume, wanted=_wanted, light=_plain_tool_result)
+        reader = _Reader(path, resume, lines)
         try:
             for record in lines:
                 if record.data is None:
@@ -213,6 +217,8 @@ def _prompt(record: Mapping[str, Any], message: Mapping[str, Any]) -> str | None
 
 def _external(name: str, arguments: Mapping[str, Any]) -> list[str]:
     """What a tool call read from outside the project, by Claude Code's tool names."""
+    if name in _LOCAL:
+        return _NONE
     if name == "WebFetch":
         return [external.fetched(name, _text(arguments.get("url")) or "")]
     if name == "WebSearch":
@@ -241,15 +247,6 @@ def _server_block(block: Mapping[str, Any]) -> list[str]:
     return []
 
 
-class _Call:
-    """A tool call of the turn: the files it read and edited, what it read from outside."""
-
-    __slots__ = ("edited", "external", "read")
-
-    def __init__(self, read: list[str], edited: list[str], external: list[str]) -> None:
-        self.read, self.edited, self.external = read, edited, external
-
-
 class _Turn:
     """A turn being read, with what is needed to count each record and call once."""
 
@@ -259,24 +256,27 @@ class _Turn:
         self.open = open
         self.records: set[str] = set() if records is None else records
         self.said: set[tuple[str, str]] = set()
-        self.calls: dict[str, _Call] = {}
+        #: call id -> the files it read and edited, and what it read from outside
+        self.calls: dict[str, tuple[list[str], list[str], list[str]]] = {}
         self.failed: set[str] = set()
 
     def finish(self) -> None:
         """Add the files, and what was read from outside, of the calls that did not fail,
         in the order they were made."""
-        for call_id, call in self.calls.items():
+        for call_id, (read, edited, outside) in self.calls.items():
             if call_id not in self.failed:
-                self.open.files(read=call.read, edited=call.edited)
-                self.open.external(*call.external)
+                self.open.files(read=read, edited=edited)
+                if outside:
+                    self.open.external(*outside)
         self.calls.clear()
 
 
 class _Reader:
     """Reads the records of one file in order; ``state`` survives in :class:`Resume`."""
 
-    def __init__(self, path: Path, resume: Resume) -> None:
+    def __init__(self, path: Path, resume: Resume, lines: JsonLines) -> None:
         self.path = path
+        self.lines = lines
         self.agent = path.name.startswith("agent-")
         own = agent_folder(str(path), "projects")
         self.builder = TurnBuilder(str(path), resume, own=(own,) if own else ())
@@ -286,13 +286,17 @@ class _Reader:
         self.prompts = set(self.earlier)
         self.new_prompts: list[tuple[int, str]] = []
         self.current: _Turn | None = None
-        #: The open turn's sub-agent calls whose results are still to come: their results
-        #: are parsed, to read which tools the sub-agent used.
+        #: The open turn's sub-agent calls whose results are still to come: while there
+        #: are any, tool results are parsed, to read which tools the sub-agent used.
         self.awaiting: dict[str, str] = {}
 
-    def light(self, line: bytes) -> bool:
-        """Whether a line can be passed over unparsed (:func:`_plain_tool_result`)."""
-        return not self.awaiting and _plain_tool_result(line)
+    def _await(self, call_id: str, tool: str | None) -> None:
+        """Wait for the result of the sub-agent call ``call_id`` (``tool`` None: no more)."""
+        if tool is None:
+            self.awaiting.pop(call_id, None)
+        else:
+            self.awaiting[call_id] = tool
+        self.lines.light = None if self.awaiting else _plain_tool_result
 
     def feed(self, start: int, end: int, record: Any) -> None:
         if not isinstance(record, dict):
@@ -339,15 +343,18 @@ class _Reader:
 
     def _delegated(self, current: _Turn, call_id: str, result: Any) -> None:
         """A sub-agent's result: the tools it used that read from outside, as the parent's."""
-        tool = self.awaiting.pop(call_id)
+        tool = self.awaiting[call_id]
+        self._await(call_id, None)
         used = result.get("toolsUsed") if isinstance(result, dict) else None
         call = current.calls.get(call_id)
         if call is None or not isinstance(used, list):
             return
+        read, edited, outside = call
         for name in used:
             if isinstance(name, str):  # known by name only: no URL, no command
                 found = _external(name, {})
-                call.external.extend(external.subagent(tool, text) for text in found)
+                outside = [*outside, *(external.subagent(tool, text) for text in found)]
+        current.calls[call_id] = (read, edited, outside)
 
     def arrived(self, end: int) -> None:
         """A tool result that did not fail (unparsed): the open turn runs to ``end``."""
@@ -396,7 +403,9 @@ class _Reader:
     ) -> None:
         if self.current is not None:
             self.current.finish()
-        self.awaiting.clear()  # a background sub-agent's result comes as a later prompt
+        if self.awaiting:  # a background sub-agent's result comes as a later prompt
+            self.awaiting.clear()
+            self.lines.light = _plain_tool_result
         if uuid and uuid in self.prompts:
             # A copy of a prompt this file already holds: it and what follows were counted.
             self.current = None
@@ -438,13 +447,13 @@ class _Reader:
                 name = _text(block.get("name")) or ""
                 arguments = block.get("input")
                 arguments = arguments if isinstance(arguments, dict) else {}
-                current.calls[call_id] = _Call(
+                current.calls[call_id] = (
                     _path(arguments, _READS, name),
                     _path(arguments, _EDITS, name),
-                    _external(name, arguments),
+                    _NONE if name in _LOCAL else _external(name, arguments),
                 )
                 if name in _AGENTS:
-                    self.awaiting[call_id] = name
+                    self._await(call_id, name)
                 current.open.call(name)
             elif kind in ("server_tool_use", "mcp_tool_use"):
                 current.open.external(*_server_block(block))
