@@ -160,6 +160,7 @@ def test_a_team_index_of_schema_1_is_brought_up_to_date(postgres: Database, tmp_
     postgres.sql(
         "DROP TABLE hippo_dreamed; DROP INDEX hippo_turns_arrived; "
         "ALTER TABLE hippo_turns DROP COLUMN arrived; "
+        "ALTER TABLE hippo_turns DROP COLUMN external; "
         "ALTER TABLE hippo_sessions DROP COLUMN arrived, DROP COLUMN handoff_derived; "
         "DROP SEQUENCE hippo_arrival; "
         "UPDATE hippo_meta SET value = '1' WHERE key = 'schema_version'"
@@ -169,6 +170,10 @@ def test_a_team_index_of_schema_1_is_brought_up_to_date(postgres: Database, tmp_
     assert postgres.sql("SELECT value FROM hippo_meta WHERE key = 'schema_version'") == "2\n"
     assert postgres.sql("SELECT count(*) FROM hippo_turns WHERE arrived > 0") == "2\n"
     assert postgres.sql("SELECT count(*) FROM hippo_dreamed") == "0\n"
+    # What a turn read from outside: not recorded for the turn pushed before, none after.
+    assert postgres.sql("SELECT coalesce(external, 'null') FROM hippo_turns ORDER BY id") == (
+        "null\n[]\n"
+    )
 
 
 # -- authorship, enforced by PostgreSQL (issue 37, the poisoning review's F2) ----------------

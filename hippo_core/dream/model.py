@@ -111,6 +111,15 @@ class TurnText:
     source), ``phrase`` (the title, a heading or a source word for word) or ``words``."""
     who: str = ""
     """Whose session it was, when it came from a team index; empty for this machine's."""
+    external: tuple[str, ...] | None = None
+    """What the agent read from outside the project during the turn, before it answered, in
+    order: one short description per page fetched or search made (``web: WebFetch
+    https://example.com/install``), MCP tool called (``MCP: github get_issue``), file read
+    outside the git work trees of the turn's folder (``file outside the project:
+    ~/Downloads/README.md``) or sub-agent that did one of these (``sub-agent (Agent): web:
+    WebFetch``); at most 20, and a last ``N more not listed``. ``()``: it read nothing from
+    outside, as far as its agent's transcript tells. None: not recorded (a turn indexed
+    before hippo kept this, or from a source that does not tell)."""
 
     @property
     def label(self) -> str:

@@ -58,9 +58,9 @@ def held_because(
         reasons.append("it changes the entry note, which every session starts with")
     elif proposal.note in settings.required_notes:
         reasons.append("it changes a required note, which every session is pointed at")
-    repeating = [turn for turn in evidence if getattr(turn, "external", None)]
+    repeating = [turn for turn in evidence if turn.external]
     if evidence and len(repeating) == len(evidence):
-        read = getattr(repeating[0], "external", None) or ()
+        read = repeating[0].external or ()
         reasons.append(
             "its only evidence is an agent repeating what it read from outside the project"
             + (f" ({read[0]})" if read else "")

@@ -191,6 +191,7 @@ class TurnIndex:
                 tools=tuple(json.loads(r.tools or "[]")),
                 files=tuple(files.get(r.id, ())),
                 who=getattr(r, "member", "") or "",
+                external=None if r.external is None else tuple(json.loads(r.external)),
             )
             for r in rows
         ]

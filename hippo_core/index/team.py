@@ -602,8 +602,15 @@ def _send_turns(
     from hippo_core.index import team_schema as team
 
     turn_columns = [c.name for c in team.turns.columns if c.name not in (*_OURS, "id", "search")]
+    # A local index an older hippo wrote lacks the newest columns until an ingest upgrades
+    # it: they go as NULL, "not recorded".
+    present = set(turns[0].keys()) if turns else set()
     rows = [
-        {"machine": where, "project": project, **{name: turn[name] for name in turn_columns}}
+        {
+            "machine": where,
+            "project": project,
+            **{name: turn[name] if name in present else None for name in turn_columns},
+        }
         for turn in turns
     ]
     upsert = insert(team.turns).values(rows)
@@ -692,7 +699,7 @@ def search(
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from hippo_core.index.search import Hit, filters
+    from hippo_core.index.search import Hit, filters, outside
 
     where, params = filters(tool=tool, session=session, since=since)
     where[:0] = ["t.search @@ q"] + (["t.project = :project"] if project is not None else [])
@@ -701,7 +708,7 @@ def search(
         where.append("t.member = :who")
         params["who"] = who
     sql = text(
-        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.member, "
+        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.member, t.external, "
         # As the local index's snippet does: from the prompt when it matches, else the
         # answer, never the two run together.
         "ts_headline('simple', CASE WHEN to_tsvector('simple', t.prompt) @@ q "
@@ -721,6 +728,15 @@ def search(
     finally:
         made.dispose()
     return [
-        Hit(r.session, r.ordinal, r.tool, r.started, r.cwd, " ".join(r.snippet.split()), r.member)
+        Hit(
+            r.session,
+            r.ordinal,
+            r.tool,
+            r.started,
+            r.cwd,
+            " ".join(r.snippet.split()),
+            r.member,
+            outside(r.external),
+        )
         for r in rows
     ]

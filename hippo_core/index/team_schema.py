@@ -206,5 +206,8 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "CREATE INDEX IF NOT EXISTS hippo_turns_arrived ON hippo_turns (project, arrived)",
         "ALTER TABLE hippo_sessions ADD COLUMN IF NOT EXISTS handoff_derived BOOLEAN NOT NULL "
         "DEFAULT false",
+        # What the turn read from outside the project (the local index's, schema 4): NULL,
+        # "not recorded", for the turns pushed before.
+        "ALTER TABLE hippo_turns ADD COLUMN IF NOT EXISTS external TEXT",
     ),
 }

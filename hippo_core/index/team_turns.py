@@ -32,7 +32,10 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 #: A turn's columns as the readers need them, with whose it is.
-_TURN = "t.id, t.session, t.ordinal, t.started, t.prompt, t.answer, t.tools, t.member, t.machine"
+_TURN = (
+    "t.id, t.session, t.ordinal, t.started, t.prompt, t.answer, t.tools, t.member, t.machine, "
+    "t.external"
+)
 #: What a turn of this machine that its local index no longer holds reads as: the server's
 #: copy is never taken for this machine's own words.
 NOT_LOCAL = "(this machine's turn is not in its local index; the team index's copy is not read)"
