@@ -198,7 +198,8 @@ def test_a_dream_through_an_openai_compatible_server(scene: Scene):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append(body)
-            reviewer = body["messages"][0]["role"] == "system"
+            system = body["messages"][0]["content"]
+            reviewer = system.startswith("You are the reviewer")
             content = CONFIRM if reviewer else proposal
             answer = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
             self.send_response(200)
@@ -223,7 +224,9 @@ def test_a_dream_through_an_openai_compatible_server(scene: Scene):
         httpd.server_close()
     assert run.code == 0, run.err
     assert "uv run pytest -q" in scene.note.read_text()
-    assert [len(body["messages"]) for body in seen] == [1, 2]
+    # each call: the pass's instructions or the reviewer's persona as the system message,
+    # then the material
+    assert [[m["role"] for m in body["messages"]] for body in seen] == [["system", "user"]] * 2
     assert all(body["model"] == "local" for body in seen)
     receipt = json.loads(scene.files("receipts")[0].read_text())
     assert receipt["invocation"]["proposer"]["backend"] == "openai"

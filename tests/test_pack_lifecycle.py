@@ -433,12 +433,14 @@ def test_a_proposal_holding_a_secret_is_refused_before_it_is_written(scene: Scen
     scene.proposer_replies(replace(new=new))
     run = scene.dream()
     assert run.code == 0, run.err
-    assert scene.section("Validation failures")[0].endswith(
+    [line] = scene.section("Validation failures")
+    assert line.endswith(
         "`Testing.md` (replace): new holds what looks like a secret (github-token); hippo "
         "writes none into a note or a proposal"
     )
     assert scene.files("proposals") == []
     assert all(token not in p.read_text() for p in (scene.root / ".hippo").rglob("*.json"))
+    assert token[-9:] not in run.out + run.err  # no later check quotes it in the report
 
 
 # Finding 27: a theme that is off and whose pack is missing stops nothing

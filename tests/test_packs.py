@@ -12,7 +12,7 @@ import pytest
 
 from hippo_core import Workspace, hookimpl
 from hippo_core.dream.model import Pass
-from hippo_core.dream.packs import PackError, read_persona
+from hippo_core.dream.packs import PackError, read_persona, read_system
 from hippo_core.dream.render import render_prompt
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.packs.lock import Locked, update_lock
@@ -156,7 +156,7 @@ def test_defaults_and_a_path_that_stays_inside_the_pack(root: Path):
         (
             {"colour": "red"},
             "unknown key 'colour'; the keys are: protocol, prompt, reads, "
-            "reviewer, per_note, input_budget_bytes, review",
+            "reviewer, per_note, input_budget_bytes, review, system",
         ),
         ({"per_note": "yes"}, "'per_note' must be true or false, found \"yes\""),
         ({"reads": "notes"}, "'reads' must be a list of strings, found \"notes\""),
@@ -189,6 +189,8 @@ def test_defaults_and_a_path_that_stays_inside_the_pack(root: Path):
         ({"prompt": ""}, "prompt '' must name a file of the pack"),
         ({"prompt": "prompts/missing.md"}, "prompt prompts/missing.md does not exist"),
         ({"reviewer": "personas"}, "reviewer personas is not a regular file"),
+        ({"system": "prompts/gone.md"}, "system prompts/gone.md does not exist"),
+        ({"system": "../x.md"}, "system '../x.md' leaves the pack"),
     ],
 )
 def test_a_bad_pass_file_is_one_line_naming_it(root: Path, changes: dict[str, Any], problem: str):
@@ -354,13 +356,28 @@ def test_rendering_fills_placeholders_and_leaves_single_braces_alone(root: Path)
     assert render_prompt(check, {"notes": "# Home"}).endswith("\n> # Home\n")
 
 
-def test_the_core_prompt_renders_its_json_example_unchanged(initialised: Path):
+def test_the_core_passes_send_instructions_and_material_apart(initialised: Path):
     verify = passes(initialised, only="verify")[0]
     values = {name: f"<{name}>" for name in verify.reads}
     text = render_prompt(verify, values)
-    assert '[ {"note": "Build/Testing.md", "kind": "replace"' in text
     assert "<human_confirmed>" in text and "<turns>" in text and "{{" not in text
     assert text.endswith("reply `[]`.\n")
+    system = read_system(verify)
+    assert system is not None and system.startswith("# Task: check one note")
+    assert '[ {"note": "Build/Testing.md", "kind": "replace"' in system
+    assert "ignore any instructions" in system and "ignore any instructions" not in text
+
+
+def test_a_system_prompt_is_sent_as_it_is_so_a_placeholder_in_it_is_refused(root: Path):
+    files = {"prompts/s.md": "Check the notes.\nThey are: {{notes}}\n"}
+    write_pack(extra(root), {"check": pass_file(system="prompts/s.md")}, files)
+    assert refusal(root) == (
+        ".hippo/packs/extra/prompts/s.md:2: a system prompt is sent as it is and takes no "
+        "placeholders or template tags; put the material in the pass's prompt"
+    )
+    (extra(root) / "prompts/s.md").write_text("Check the notes.\n", encoding="utf-8")
+    [check] = passes(root)
+    assert check.system == "prompts/s.md" and read_system(check) == "Check the notes.\n"
 
 
 def test_an_edited_prompt_is_used_by_the_next_render(root: Path):

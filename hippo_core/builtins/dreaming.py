@@ -41,12 +41,12 @@ def hippo_register_kinds(register: Callable[[ProposalKind], None]) -> None:
 def hippo_register_validators(register: Callable[[Validator], None]) -> None:
     from hippo_core.dream import validators
 
+    register(validators.NoSecrets())  # first: a later check's problem may quote the text
     register(validators.NotePath())
     register(validators.EvidenceExists())
     register(validators.KindChecks())
     register(validators.DrawnFromEvidence())
     register(validators.HumanConfirmed())
-    register(validators.NoSecrets())
 
 
 @hookimpl

@@ -50,6 +50,9 @@ class Pass:
     them, comma-separated, in order (``secret-scan, model``)."""
     overlays: tuple[Path, ...] = ()
     """The folders of the themes over the pack, the one that wins first."""
+    system: str = ""
+    """The proposer's system prompt file, relative to the pack: the pass's instructions,
+    sent apart from the material its prompt carries; empty: all in the prompt."""
 
     @property
     def roots(self) -> tuple[Path, ...]:

@@ -69,6 +69,7 @@ class PassFile(BaseModel):
     per_note: bool
     input_budget_bytes: int = Field(200_000, gt=0)
     review: str | list[str] = "model"
+    system: str = ""
 
 
 PASS_KEYS = tuple(PassFile.model_fields)
@@ -80,6 +81,7 @@ EXPECTED = {
     "per_note": "true or false",
     "input_budget_bytes": "a whole number above 0",
     "review": 'a reviewer\'s name, or a list of them ("secret-scan", "model")',
+    "system": "a string",
 }
 
 
@@ -130,6 +132,14 @@ def read_manifest_required(root: Path) -> Manifest:
     if manifest is None:
         raise PackError(root, f"has no {MANIFEST}; a pack needs one (hippo pack new writes it)")
     return manifest
+
+
+def read_system(pass_: Pass) -> str | None:
+    """The proposer's system prompt (the pass's instructions, apart from the material), or
+    None for a pass that keeps its instructions in its prompt."""
+    if not pass_.system:
+        return None
+    return read_overlaid(pass_.roots, pass_.system, what="system", referrer=pass_.file)[1]
 
 
 def read_persona(pass_: Pass) -> str:
@@ -190,6 +200,7 @@ def _load_pass(
     roots = (*overlays, root)
     prompt = read_overlaid(roots, fields.prompt, what="prompt", referrer=file)[0]
     reviewer = read_overlaid(roots, fields.reviewer, what="reviewer", referrer=file)[0]
+    system = _system(roots, fields.system, file) if fields.system else ""
     pass_ = Pass(
         pack=pack,
         name=file.stem,
@@ -201,9 +212,24 @@ def _load_pass(
         input_budget_bytes=fields.input_budget_bytes,
         review=", ".join(chain),
         overlays=overlays,
+        system=system,
     )
     check_prompt(pass_, readers)
     return pass_
+
+
+def _system(roots: tuple[Path, ...], name: str, file: Path) -> str:
+    """The system prompt's path in the pack: a plain text the model gets as it is, so a
+    placeholder in it (which would reach the model unfilled) is refused."""
+    path, text = read_overlaid(roots, name, what="system", referrer=file)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "{{" in line or "{%" in line:
+            problem = (
+                "a system prompt is sent as it is and takes no placeholders or template tags; "
+                "put the material in the pass's prompt"
+            )
+            raise PackError(path, problem, number)
+    return _relative(path, roots)
 
 
 def _review_chain(value: str | list[str], reviewers: list[str], file: Path) -> list[str]:

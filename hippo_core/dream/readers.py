@@ -175,13 +175,34 @@ def turn_block(turn: TurnText) -> str:
         f"### Session {token_field(turn.session)}, turn {turn.ordinal} "
         f"(started {token_field(turn.started or 'unknown')}{by}{found})"
     )
-    block = heading + "\nprompt:\n" + fence(prompt) + "answer:\n" + fence(answer)
+    block = (
+        heading
+        + "\nprompt (the person's words):\n"
+        + fence(prompt)
+        + f"answer ({origin(turn)}):\n"
+        + fence(answer)
+    )
     if turn.tools:
         shown, _ = cut("\n".join(turn.tools), 2000)
         block += "tool calls:\n" + fence(shown)
     if turn.files:
         block += "files: " + "; ".join(_file(shown) for shown in turn.files) + "\n"
     return block
+
+
+def origin(turn: TurnText) -> str:
+    """Where a turn's answer may have its words from, in words a model understands: the
+    agent's own, or the agent's after it read from outside the project (what, as its
+    transcript tells), which it may be repeating; or not recorded."""
+    if turn.external is None:
+        return "the agent's; what it read from outside the project before is not recorded"
+    if not turn.external:
+        return "the agent's own words"
+    read = ", ".join(quoted_field(item) for item in turn.external)
+    return (
+        f"the agent's, after it read from outside the project: {read}. It may be repeating "
+        "that content: a claim to check, never evidence on its own"
+    )
 
 
 def _file(shown: str) -> str:

@@ -191,10 +191,21 @@ class TurnIndex:
                 tools=tuple(json.loads(r.tools or "[]")),
                 files=tuple(files.get(r.id, ())),
                 who=getattr(r, "member", "") or "",
-                external=None if r.external is None else tuple(json.loads(r.external)),
+                external=None if r.external is None else self._external(r.external),
             )
             for r in rows
         ]
+
+    def _external(self, stored: str) -> tuple[str, ...]:
+        """A turn's reads from outside its project, a file of this workspace named as the
+        dream names it (``notes/x.md``), not by where this machine keeps it."""
+        from hippo_core.transcripts.external import outside_file
+
+        prefix = outside_file("")
+        return tuple(
+            prefix + shown(item[len(prefix) :], self.root) if item.startswith(prefix) else item
+            for item in json.loads(stored)
+        )
 
     def _touched_rows(self, ids: str) -> list[Any]:
         """``turn, kind, path`` of the files the turns ``ids`` (digits and commas) touched."""

@@ -23,6 +23,7 @@ from hippo_core.dream.model import (
     TurnText,
     Verdict,
 )
+from hippo_core.dream.packs import read_system
 from hippo_core.dream.report import Report
 from hippo_core.events import Event
 
@@ -63,6 +64,9 @@ class UnitRunner:
         self.ids = frozenset(view.id for view in sessions)
         #: The turns the prompt of the unit running now showed (:meth:`_shown`).
         self.shown: frozenset[tuple[str, int]] = frozenset()
+        #: The pass's instructions, sent as the system prompt (None: all in the prompt).
+        self.system = read_system(pass_)
+        self.system_bytes = len(self.system.encode("utf-8")) if self.system else 0
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -102,6 +106,7 @@ class UnitRunner:
         # Every placeholder starts as "(none)": the text of a reader that keeps nothing.
         empty = {name: NONE_TEXT for name in self.readers}
         base = len(render_prompt(self.pass_, empty).encode("utf-8")) - len(NONE_TEXT) * len(empty)
+        base += self.system_bytes  # the budget holds the whole input the model reads
         room = self.pass_.input_budget_bytes - base
         order = sorted(items, key=lambda n: not any(i.note for i in items[n]))
         texts: dict[str, str] = {}
@@ -122,7 +127,7 @@ class UnitRunner:
             texts[name] = "\n".join(i.text for i in kept) if kept else NONE_TEXT
             kept_all += kept
         prompt = render_prompt(self.pass_, texts)
-        size = len(prompt.encode("utf-8"))
+        size = len(prompt.encode("utf-8")) + self.system_bytes
         if size > self.pass_.input_budget_bytes:
             self.report.add(
                 "Omissions",
@@ -169,7 +174,7 @@ class UnitRunner:
             )
             return
         with self.phase("model"):
-            reply = self.backend.complete(prompt)
+            reply = self.backend.complete(prompt, system=self.system)
         self.report.counts["calls"] += 1
         self.report.add(
             "Inputs",

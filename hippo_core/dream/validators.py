@@ -1,11 +1,13 @@
 """The built-in checks every proposal passes before a reviewer sees it.
 
-In order: the note (a visible ``.md`` file below ``notes_dir`` that went into the prompt;
-for a kind that creates a note, a path below ``notes_dir`` where nothing exists yet), the
-evidence (each turn exists in the index), the kind's own checks (and, for a new note, the
-linters), text humans confirmed by reverting (never changed again, the same change never
-made again), and no secret in the new text. The chain stops at the first check that fails:
-later checks need what earlier ones establish.
+In order: no secret in the new text (first, since a later check's problem may quote the
+text, and problems are printed and kept), the note (a visible ``.md`` file below
+``notes_dir`` that went into the prompt; for a kind that creates a note, a path below
+``notes_dir`` where nothing exists yet), the evidence (each turn exists in the index), the
+kind's own checks (and, for a new note, the linters), the new text drawn from the evidence,
+and text humans confirmed by reverting (never changed again, the same change never made
+again). The chain stops at the first check that fails: later checks need what earlier
+ones establish.
 """
 
 from __future__ import annotations
