@@ -230,7 +230,7 @@ def update_settings(
     import tomlkit
 
     from hippo_core.atomic import atomic_write
-    from hippo_core.settings_schema import dumped, error_line, parse_toml
+    from hippo_core.settings_schema import dumped, error_line, parse_toml, refuse_nul
 
     settings_path = workspace.settings_path
     raw = settings_path.read_bytes() if settings_path.exists() else b""
@@ -249,6 +249,7 @@ def update_settings(
         where[path[-1]] = value
     for name, model in touched.items():
         table = document.unwrap().get(name, {})
+        refuse_nul(table, shown_as, name)  # what loading the file would refuse, unwritten
         cleaned = _known_only(model, table)
         try:
             validated = model.model_validate(cleaned)

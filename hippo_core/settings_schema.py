@@ -202,6 +202,7 @@ def parse_toml(raw: bytes, shown_as: str) -> tomlkit.TOMLDocument:
 def validate_settings(raw: bytes, *, shown_as: str) -> LoadedSettings:
     """Validate the bytes of a settings file into :class:`Settings` and its warnings."""
     values = parse_toml(raw, shown_as).unwrap()
+    refuse_nul(values, shown_as)
     # A table hippo does not know belongs to a plugin (hippo_register_settings), which
     # checks it when it reads it; ``hippo doctor`` names a table that no plugin owns.
     tables = {k: v for k, v in values.items() if k not in KNOWN_KEYS and isinstance(v, dict)}
@@ -218,6 +219,31 @@ def validate_settings(raw: bytes, *, shown_as: str) -> LoadedSettings:
     model = _validate(known, shown_as)
     settings = Settings.from_values({**model.model_dump(), "tables": tables})
     return LoadedSettings(settings, tuple(warnings))
+
+
+def refuse_nul(value: Any, shown_as: str, where: str = "") -> None:
+    """Raise :class:`HippoError` naming the first key or string in ``value`` (the table at
+    ``where``) that holds a NUL character: TOML writes one as ``\\u0000``, and a path with
+    one makes every ``open()`` raise."""
+    found = _nul_at(value, where)
+    if found is not None:
+        shown = found.replace("\0", "\\u0000")
+        raise HippoError(f"{shown_as}: {shown}: holds a NUL character (\\u0000); remove it")
+
+
+def _nul_at(value: Any, where: str) -> str | None:
+    if isinstance(value, str):
+        return where if "\0" in value else None
+    if isinstance(value, list):
+        value = dict(enumerate(value))
+    if not isinstance(value, dict):
+        return None
+    for key, item in value.items():
+        inner = f"{where}.{key}" if where else str(key)
+        found = inner if "\0" in str(key) else _nul_at(item, inner)
+        if found is not None:
+            return found
+    return None
 
 
 def _validate(values: dict[str, Any], shown_as: str) -> SettingsModel:

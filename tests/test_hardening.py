@@ -615,6 +615,7 @@ odd_arguments = st.one_of(
             *("Home.md", "notes/Home.md", "../../etc/passwd", "/", ".", "verify", "-", "--"),
             *("budget_bytes", "sleep", "claude-code", "codex", "a b", "x=y", "[[Home]]", "*"),
             *("~", "~0", "~no-such-user/notes"),  # pathlib's expanduser() raises on the last two
+            *('"~\\u0000"', '["\\u0000"]'),  # a NUL, as config set's TOML value writes one
             "\udcff",  # a byte that is not UTF-8, as Python hands it over from argv
         )
     ),
@@ -679,6 +680,55 @@ def test_a_home_folder_of_nobody_is_a_path_like_any_other(
         run = _run_as_a_process_would(argv, fuzzed, monkeypatch)
         assert run.code in (0, 1, 2), (argv, run)
         assert "Traceback" not in run.err, (argv, run.err)
+
+
+#: Settings whose value is a path, or a list of paths, in hippo's table and in a plugin's.
+PATH_SETTINGS = ("notes_dir", "entry_note", "registries", "sleep.model.lifecycle.server")
+
+
+@pytest.mark.parametrize("key", PATH_SETTINGS)
+def test_a_nul_in_a_setting_is_refused_before_it_is_written(key: str, fuzzed: Path, monkeypatch):
+    """TOML writes a NUL as ``\\u0000`` (a value the property test above may draw), and a
+    path holding one makes every ``open()`` raise: ``hippo config set notes_dir '"\\u0000"'``
+    was written, and every later command printed a traceback."""
+    settings = fuzzed / ".hippo" / "settings.toml"
+    before = settings.read_bytes()
+    value, where = (
+        ('["~\\u0000"]', "registries.0") if key == "registries" else ('"~\\u0000.md"', key)
+    )
+    run = _run_as_a_process_would(["config", "set", key, value], fuzzed, monkeypatch)
+    assert run.code == 1, run
+    assert (
+        run.err
+        == f"error: .hippo/settings.toml: {where}: holds a NUL character (\\u0000); remove it\n"
+    )
+    assert settings.read_bytes() == before
+
+
+def test_a_nul_written_by_hand_into_the_settings_is_one_line(fuzzed: Path, monkeypatch):
+    """A settings file edited by hand, in hippo's table and in a plugin's: every command says
+    where, and none prints a traceback."""
+    settings = fuzzed / ".hippo" / "settings.toml"
+    original = settings.read_text(encoding="utf-8")
+    for line, where in (
+        ('notes_dir = "notes\\u0000"\n', "notes_dir"),
+        ('registries = ["a", "~\\u0000"]\n', "registries.1"),
+        ('"odd\\u0000key" = 1\n', "odd\\u0000key"),
+    ):
+        settings.write_text(line + original, encoding="utf-8")
+        for argv in (
+            ["context"],
+            ["doctor"],
+            ["pack", "search", "x"],
+            ["config", "get", "notes_dir"],
+        ):
+            run = _run_as_a_process_would(argv, fuzzed, monkeypatch)
+            assert run.code == 1, (argv, run)
+            shown = f".hippo/settings.toml: {where}: holds a NUL character (\\u0000); remove it"
+            assert shown in run.err, (argv, run.err)
+    settings.write_text(original + '\n[sleep.model.lifecycle]\nserver = "~\\u0000"\n')
+    run = _run_as_a_process_would(["sleep", "status"], fuzzed, monkeypatch)
+    assert run.code == 1 and "sleep.model.lifecycle.server: holds a NUL" in run.err, run
 
 
 def _run_as_a_process_would(argv: list[str], cwd: Path, monkeypatch) -> Run:
