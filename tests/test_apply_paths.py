@@ -239,3 +239,73 @@ def test_review_of_an_id_that_is_a_path_is_no_proposal(scene: Scene):
     run = scene.hippo("review", "../elsewhere", cwd=scene.root)
     assert run.code == 1
     assert run.err.startswith("error: no proposal '../elsewhere' in .hippo/proposals/")
+
+
+class Listener:
+    """A ``hippo_event`` plugin noting each event with the receipt's state and the note's
+    text at that moment, as a plugin listening to the applier sees them."""
+
+    def __init__(self) -> None:
+        self.heard: list[tuple[str, dict, str | None, str | None]] = []
+
+    from hippo_core import hookimpl
+
+    @hookimpl
+    def hippo_event(self, workspace, event) -> None:  # type: ignore[no-untyped-def]
+        receipt = Path(event.data["receipt"])
+        state = json.loads(receipt.read_text())["state"] if receipt.exists() else None
+        note = workspace.notes_dir / event.data["note"]
+        text = note.read_text() if note.is_file() else None
+        self.heard.append((event.name, event.data, state, text))
+
+
+@pytest.mark.parametrize("kind", ["replace", "append", "create"])
+def test_the_receipt_says_applying_before_the_note_is_written(
+    make_workspace: WorkspaceMaker, kind: str
+):
+    """The receipt says ``applying`` before the note changes, so that a crash there leaves a
+    receipt the next run settles; the listeners hear ``applying`` then ``applied``, each
+    with the proposal, the note and the receipt."""
+    root = make_workspace("", {"Home.md": "# Home\n\nWelcome.\n", "Testing.md": TESTING})
+    note = "Decisions/uv.md" if kind == "create" else "Testing.md"
+    workspace, plugins = Workspace.open(root), load_plugins()
+    listener = Listener()
+    plugins.pm.register(listener, name="listener")
+    settled = settle(
+        workspace,
+        plugins,
+        proposal(note, kind),
+        Verdict("model", "confirm", "The turn shows uv runs the tests."),
+        prompt_digest=note_digest(TESTING.encode()),
+        persona="",
+        invocation={"command": "a test"},
+    )
+    assert settled.state == "applied"
+    before = None if kind == "create" else TESTING
+    after = (root / "notes" / note).read_text()
+    data = {"proposal": settled.proposal.id, "note": note, "receipt": str(settled.receipt)}
+    assert listener.heard == [
+        ("applying", data, "applying", before),
+        ("applied", data, "applied", after),
+    ]
+    assert after != before
+
+
+def test_a_change_not_applied_is_heard(scene: Scene):
+    """A confirmed change the note no longer takes: ``not-applied``, before its receipt."""
+    scene.note.write_text(TESTING.replace("make test", "tox"))
+    listener = Listener()
+    plugins = load_plugins()
+    plugins.pm.register(listener, name="listener")
+    settled = settle(
+        Workspace.open(scene.root),
+        plugins,
+        proposal("Testing.md", "replace"),
+        Verdict("model", "confirm", "The turn shows uv runs the tests."),
+        prompt_digest=note_digest(TESTING.encode()),
+        persona="",
+        invocation={"command": "a test"},
+    )
+    assert settled.state == "note changed"
+    [(name, data, state, _)] = listener.heard
+    assert (name, data["note"], state) == ("not-applied", "Testing.md", None)

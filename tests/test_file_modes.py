@@ -288,3 +288,115 @@ def test_owner_only_helpers_leave_folders_above_their_top_alone(tmp_path: Path) 
         "store/log.jsonl": 0o600,
     }
     assert (shared / "store" / "log.jsonl").read_bytes() == b"{}\n{}\n"
+
+
+class _Spy:
+    """What ``atomic_write`` asks of the system: each ``os.open`` of a temporary file with
+    its mode and the file's mode as created, each ``os.replace``, each ``os.fsync``."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.opened: list[tuple[str, int, int]] = []
+        self.replaced: list[tuple[str, str]] = []
+        self.fsyncs = 0
+        real_open, real_replace, real_fsync = os.open, os.replace, os.fsync
+
+        def spy_open(path, flags, mode=0o777, **kw):  # type: ignore[no-untyped-def]
+            fd = real_open(path, flags, mode, **kw)
+            if str(path).endswith(".tmp"):
+                self.opened.append((str(path), mode, stat.S_IMODE(os.fstat(fd).st_mode)))
+            return fd
+
+        def spy_replace(source, target):  # type: ignore[no-untyped-def]
+            self.replaced.append((os.fspath(source), os.fspath(target)))
+            real_replace(source, target)
+
+        def spy_fsync(fd):  # type: ignore[no-untyped-def]
+            self.fsyncs += 1
+            real_fsync(fd)
+
+        monkeypatch.setattr(os, "open", spy_open)
+        monkeypatch.setattr(os, "replace", spy_replace)
+        monkeypatch.setattr(os, "fsync", spy_fsync)
+
+
+def test_a_private_write_is_private_from_its_first_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The temporary file of a write with a ``mode`` (transcripts, tokens) or over an existing
+    file is created 0o600: the mode is set before the rename, and until then nobody else
+    may read it. Only a new file with no mode is created 0o666, for the umask to narrow."""
+    from hippo_core.atomic import atomic_write
+
+    spy = _Spy(monkeypatch)
+    atomic_write(tmp_path / "private", "secret", mode=0o600)
+    atomic_write(tmp_path / "shared", "x", mode=0o644)
+    atomic_write(tmp_path / "shared", "y")
+    atomic_write(tmp_path / "new", "z")
+    assert [mode for _, mode, _ in spy.opened] == [0o600, 0o600, 0o600, 0o666]
+    assert all(created & 0o077 == 0 for _, _, created in spy.opened[:3])
+
+
+def test_a_mode_is_the_file_s_mode_whatever_it_was(tmp_path: Path) -> None:
+    """``mode`` other than 0o600 is set exactly, on a new file and over one with other bits;
+    without one, an existing file keeps its bits."""
+    from hippo_core.atomic import atomic_write
+
+    folder = tmp_path / "files"
+    atomic_write(folder / "a", "x", mode=0o640)
+    (folder / "b").write_text("old")
+    (folder / "b").chmod(0o600)
+    atomic_write(folder / "b", "x", mode=0o644)
+    atomic_write(folder / "b", "y")
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir()}
+    assert modes == {"a": 0o640, "b": 0o644}
+
+
+def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hippo_core.atomic import atomic_write
+
+    (tmp_path / "notes").mkdir()
+    note = tmp_path / "notes" / "Note.md"
+    note.write_text("old")
+
+    def refuse(source: str, target: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="No space"):
+        atomic_write(note, "new")
+    assert [p.name for p in note.parent.iterdir()] == ["Note.md"]
+    assert note.read_text() == "old"
+
+
+def test_the_temporary_is_beside_its_file_and_named_as_leftovers_knows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside the target, whatever the current folder (a rename across filesystems fails),
+    and named as ``hippo doctor`` and the next run find a killed write's temporary."""
+    from hippo_core.atomic import atomic_write
+    from hippo_core.leftovers import _TEMPORARY
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    spy = _Spy(monkeypatch)
+    atomic_write(tmp_path / "notes" / "Deploy.md", "x")
+    [(source, target)] = spy.replaced
+    assert os.path.dirname(source) == os.path.dirname(target) == str(tmp_path / "notes")
+    assert _TEMPORARY.fullmatch(os.path.basename(source))
+    assert os.path.basename(source).startswith(".Deploy.md.")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_durable_write_syncs_the_file_and_its_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hippo_core.atomic import atomic_write
+
+    spy = _Spy(monkeypatch)
+    atomic_write(tmp_path / "a", "x")
+    assert spy.fsyncs == 2
+    atomic_write(tmp_path / "b", "x", durable=False)
+    assert spy.fsyncs == 2

@@ -725,3 +725,66 @@ def test_a_pasted_model_call_marker_takes_no_session_out_of_the_index(
         prompts = sorted(row[0] for row in conn.execute("SELECT prompt FROM turns"))
     assert prompts[0].startswith('<hippo-model-call key="0000">')
     assert prompts[1].startswith("The log says:\n<hippo-model-call>\nthen the worker died.")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "count"),
+    [
+        (
+            'curl -H "Authorization: Bearer $TOKEN" -H "Authorization: Bearer abc123def456ghi789"'
+            " --token $GITHUB_TOKEN --password hunter2xyz --api-key k3y9x8c7q",
+            'curl -H "Authorization: Bearer $TOKEN" -H "Authorization: Bearer '
+            '[redacted:authorization]" --token $GITHUB_TOKEN --password [redacted:secret]'
+            " --api-key [redacted:secret]",
+            3,
+        ),
+        (
+            "git clone https://u:${PASS}@h.example/a https://u:password@h.example/b "
+            "https://u:realpass99@h2.example/c https://v:other77pw@h3.example/d",
+            "git clone https://u:${PASS}@h.example/a https://u:password@h.example/b "
+            "https://u:[redacted:password]@h2.example/c https://v:[redacted:password]@h3.example/d",
+            2,
+        ),
+        (
+            "git push https://u:realpass99@h.example/c --password hunter2xyz",
+            "git push https://u:[redacted:password]@h.example/c --password [redacted:secret]",
+            2,
+        ),
+        (
+            "curl -u alice --proxy-user bob:s3cretpw -u carol:an0therpw https://x.example",
+            "curl -u alice --proxy-user bob:[redacted:password] -u carol:[redacted:password] "
+            "https://x.example",
+            2,
+        ),
+    ],
+)
+def test_a_credential_left_alone_does_not_end_the_search_for_the_next(text, expected, count):
+    """A placeholder (`$TOKEN`), a word (`password`) or `curl -u alice` asking for its password
+    is left as it is, and every credential after it in the same text is still redacted, the
+    text between them kept and each counted."""
+    assert redact(text) == Redacted(expected, count)
+
+
+def test_a_command_line_ends_where_its_command_does():
+    """`curl`'s `-u` reaches to the end of its command, not into the next one's options."""
+    text = "curl https://x.example; other -u bob:plainvalue"
+    assert redact(text) == Redacted(text, 0)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=hunter", "DB_PASSWORD=[redacted:secret]"),  # the .env form: a word
+        ("DB_PASSWORD= hunter", "DB_PASSWORD= [redacted:secret]"),
+        ("DB_PASSWORD: hunter", "DB_PASSWORD: [redacted:secret]"),
+        ("DB_PASSWORD=abcd", "DB_PASSWORD=[redacted:secret]"),  # four characters are a value
+        ("DB_PASSWORD=ab1", "DB_PASSWORD=ab1"),  # three are too few to be one
+        ("DB_PASSWORD = hunter", "DB_PASSWORD = hunter"),  # code: `password = word`
+        ("DB_PASSWORD\t= hunter", "DB_PASSWORD\t= hunter"),
+        ("DB_PASSWORD =hunter", "DB_PASSWORD =hunter"),
+    ],
+)
+def test_a_word_assigned_to_a_secret_name_is_a_value_only_without_spaces(text, expected):
+    """A word of letters after `=` with no space is a `.env` value; with a space before the
+    `=` it is code assigning a variable."""
+    assert redact(text).text == expected
