@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     )
     from hippo_core.clock import now, utc_now
     from hippo_core.context import build_context
-    from hippo_core.deciders import describe_decider
+    from hippo_core.deciders import acting_now, at_terminal, describe_decider, same_author
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
     from hippo_core.dream.model import (
@@ -88,7 +88,7 @@ if TYPE_CHECKING:
     from hippo_core.review import review_items
     from hippo_core.sessions import session_records
     from hippo_core.settings import Settings
-    from hippo_core.terminal import printable
+    from hippo_core.terminal import labelled, printable
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
     from hippo_core.transcripts.privacy import redact_text
     from hippo_core.workspace import Workspace
@@ -154,7 +154,7 @@ _HOMES = {
     ),
     "hippo_core.review": ("review_items",),
     "hippo_core.forgetting": ("forget_text",),
-    "hippo_core.deciders": ("describe_decider",),
+    "hippo_core.deciders": ("acting_now", "at_terminal", "describe_decider", "same_author"),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
     "hippo_core.dream.packs": ("load_packs",),
@@ -173,7 +173,7 @@ _HOMES = {
         "print_json",
         "subcommand",
     ),
-    "hippo_core.terminal": ("printable",),
+    "hippo_core.terminal": ("labelled", "printable"),
     # Evals.
     "hippo_core.packs.evals": ("case_folder",),
     "hippo_core.packs.evals_case": ("CaseError",),
@@ -248,7 +248,9 @@ __all__ = [
     "Verdict",
     "Workspace",
     "__version__",
+    "acting_now",
     "api_key_from_env",
+    "at_terminal",
     "atomic_write",
     "build_context",
     "case_folder",
@@ -260,6 +262,7 @@ __all__ = [
     "hookimpl",
     "json_objects_in",
     "keep_fresh",
+    "labelled",
     "load_packs",
     "load_plugins",
     "mcp_server",
@@ -283,6 +286,7 @@ __all__ = [
     "redact_text",
     "render_prompt",
     "review_items",
+    "same_author",
     "session_records",
     "settings_table",
     "settle",

@@ -205,6 +205,23 @@ def hippo_pass_gate(workspace: Workspace, pass_: Pass, chunk: Chunk) -> str | No
     """
 
 
+@hookspec(firstresult=True)
+def hippo_verdict_refused(
+    workspace: Workspace, item: dict[str, Any], verdict: str, by: dict[str, Any]
+) -> str | None:
+    """Say whether ``by`` may give ``verdict`` on a queued proposal: None lets it, a
+    sentence refuses it (``hippo review`` and ``review_decide`` answer with it, and nothing
+    is recorded).
+
+    Called by ``hippo review`` and the MCP tool ``review_decide`` before a verdict on a
+    proposal the ``queue`` reviewer holds is written; ``item`` is the proposal's record,
+    ``verdict`` ``confirm`` or ``reject``, ``by`` who decides
+    (:data:`hippo_core.deciders.Decider`). The first plugin that answers decides. The sleep
+    pack refuses a confirmation by anyone but a person while its ``review = "person"``
+    is in force: one switch for every queue.
+    """
+
+
 @hookspec
 def hippo_notes_left_alone(workspace: Workspace, pass_: Pass, notes: list[Note]) -> dict[str, str]:
     """Say which of ``notes`` the per-note pass ``pass_`` leaves alone, and why: a dict of

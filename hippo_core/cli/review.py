@@ -15,7 +15,7 @@ import typer
 
 from hippo_core.cli.common import JSON_OPTION, current_workspace, print_json
 from hippo_core.errors import UsageError
-from hippo_core.terminal import printable
+from hippo_core.terminal import labelled, printable
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins
@@ -181,16 +181,25 @@ def _proposal(
 
 
 def _show(record: dict[str, Any]) -> None:
-    # A proposal's text is a model's, from turns and notes: none of it may drive the terminal.
+    # A proposal's text is a model's, from turns and notes: none of it may drive the
+    # terminal, and a text of several lines is quoted, so no line of it passes for ours.
+    from hippo_core.terminal import QUOTE
+
     lines = [
         f"proposal {record['id']} ({record.get('pass')}, {record['kind']})",
         f"note: {record['note']}",
         "evidence: "
         + ", ".join(f"{e['session']} turn {e['ordinal']}" for e in record.get("evidence", [])),
-        f"reason: {record.get('reason', '')}",
+        *labelled("reason", record.get("reason", "")),
     ]
-    if record.get("old"):
-        lines += ["--- old", str(record["old"])]
-    lines += ["+++ new", str(record.get("new", ""))]
+    for mark, key in (("--- old", "old"), ("+++ new", "new")):
+        text = str(record.get(key) or "")
+        if key == "old" and not text:
+            continue
+        several = len(text.splitlines()) > 1
+        lines += [
+            mark,
+            *([f"{QUOTE}{line}".rstrip() for line in text.splitlines()] if several else [text]),
+        ]
     for line in lines:
         typer.echo(printable(line))

@@ -10,6 +10,8 @@ the tools called since it returned. Every request body is kept, in order.
                   after the keyword as the query (loading it with ``ToolSearch`` first when
                   Claude Code deferred it, as it does MCP tools), then answer with what it
                   returned, ``hippo said: ...``
+    HIPPO-SHELL   run the rest of the prompt through Claude Code's ``Bash`` tool, then
+                  answer ``shell said: ...`` with what it printed
 
 A request that does not offer the tool a scenario needs is answered ``no tool named ...``,
 so a test fails on the reason, not on a timeout.
@@ -33,6 +35,7 @@ SEARCH_TOOL = "mcp__hippo__search"
 #: Code may be asked before the MCP server it starts has listed its tools.
 SEARCHES = 20
 TOOL_SEARCH = "ToolSearch"
+SHELL_TOOL = "Bash"
 
 
 @dataclass
@@ -43,6 +46,8 @@ class AnthropicServer:
     def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The content blocks of the answer to ``body``."""
         prompt, calls = _scenario(body.get("messages", []))
+        if "HIPPO-SHELL" in prompt:
+            return _shell(prompt, calls)
         if "HIPPO-SEARCH" not in prompt:
             return [_text("Hello from the scripted model.")]
         done = dict(calls)
@@ -59,6 +64,14 @@ class AnthropicServer:
                 time.sleep(0.5)
             return [_call(TOOL_SEARCH, {"query": f"select:{SEARCH_TOOL}"}, len(calls))]
         return [_text(f"no tool named {SEARCH_TOOL} was offered")]
+
+
+def _shell(prompt: str, calls: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    done = dict(calls)
+    if SHELL_TOOL in done:
+        return [_text("shell said: " + done[SHELL_TOOL])]
+    command = prompt.split("HIPPO-SHELL", 1)[1].strip(" :")
+    return [_call(SHELL_TOOL, {"command": command, "description": "run it"}, len(calls))]
 
 
 def _text(text: str) -> dict[str, Any]:
