@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from hippo_core.agent_env import without_agent
     from hippo_core.atomic import atomic_write
     from hippo_core.budget import ContextBlock, ContextPart, OverBudget
     from hippo_core.cli.common import (
@@ -155,6 +156,7 @@ _HOMES = {
     "hippo_core.review": ("review_items",),
     "hippo_core.forgetting": ("forget_text",),
     "hippo_core.deciders": ("acting_now", "at_terminal", "describe_decider", "same_author"),
+    "hippo_core.agent_env": ("without_agent",),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
     "hippo_core.dream.packs": ("load_packs",),
@@ -295,4 +297,5 @@ __all__ = [
     "subcommand",
     "update_settings",
     "utc_now",
+    "without_agent",
 ]

@@ -67,6 +67,13 @@ def agent_in(env: Mapping[str, str]) -> dict[str, str] | None:
     return None
 
 
+def without_agent(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without any variable that names an agent or its session: for a command
+    started as a session of its own (the sleep pack's ripple wakes a fresh one)."""
+    marked = {variable for _agent, variable, _values in MARKS}
+    return {name: value for name, value in env.items() if name not in marked}
+
+
 def _named(value: str) -> str:
     """An agent's name from ``AI_AGENT`` (``claude-code_2-1-332_agent``: ``claude-code``)."""
     name = value.split("_", 1)[0].strip()

@@ -82,12 +82,19 @@ def test_claude_code_marks_its_shell_and_its_mcp_servers_with_its_session(
 
     server = dumped(dump)
     assert server["CLAUDECODE"] == "1" and server["CLAUDE_CODE_SESSION_ID"] == session
-    assert agent_in(server) == {"agent": "claude-code", "variable": "CLAUDECODE", "session": session}
+    assert agent_in(server) == {
+        "agent": "claude-code",
+        "variable": "CLAUDECODE",
+        "session": session,
+    }
 
 
 def test_codex_marks_its_shell_with_its_thread_and_tells_its_mcp_servers_nothing(
-    hippo: HippoRunner, make_workspace: WorkspaceMaker, responses_api: ResponsesServer,
-    codex_config: Path, tmp_path: Path
+    hippo: HippoRunner,
+    make_workspace: WorkspaceMaker,
+    responses_api: ResponsesServer,
+    codex_config: Path,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     ws = project(make_workspace)
     assert hippo("mcp", "install", "codex", "--user", cwd=ws).code == 0
@@ -103,7 +110,11 @@ def test_codex_marks_its_shell_with_its_thread_and_tells_its_mcp_servers_nothing
     thread = shell["CODEX_THREAD_ID"]
     assert thread and shell["CODEX_SESSION_ID"] == thread and shell["CODEX_CI"] == "1"
     assert "not a tty" in said
-    assert agent_in(shell) == {"agent": "codex", "variable": "CODEX_THREAD_ID", "session": f"codex-{thread}"}
+    assert agent_in(shell) == {
+        "agent": "codex",
+        "variable": "CODEX_THREAD_ID",
+        "session": f"codex-{thread}",
+    }
     # Its shell tool can ask for a pseudo-terminal (the model sets tty: true).
     [first, *_] = responses_api.turns
     [run] = [t for t in first["tools"] if t.get("name") == "exec_command"]
@@ -115,8 +126,11 @@ def test_codex_marks_its_shell_with_its_thread_and_tells_its_mcp_servers_nothing
 
 
 def test_gemini_cli_marks_its_shell_and_its_mcp_servers_without_a_session(
-    hippo: HippoRunner, make_workspace: WorkspaceMaker, gemini_api: GeminiServer,
-    gemini_home: Path, tmp_path: Path
+    hippo: HippoRunner,
+    make_workspace: WorkspaceMaker,
+    gemini_api: GeminiServer,
+    gemini_home: Path,  # noqa: F811
+    tmp_path: Path,
 ) -> None:
     ws = make_workspace(SETTINGS, NOTES)
     assert hippo("mcp", "install", "gemini", cwd=ws).code == 0
@@ -128,7 +142,9 @@ def test_gemini_cli_marks_its_shell_and_its_mcp_servers_without_a_session(
     entry["command"], entry["args"] = command[0], command[1:]
     config.write_text(json.dumps(servers))
 
-    said = gemini("--approval-mode", "yolo", "-p", f"HIPPO-SHELL: {COMMAND}", ws=ws, server=gemini_api)
+    said = gemini(
+        "--approval-mode", "yolo", "-p", f"HIPPO-SHELL: {COMMAND}", ws=ws, server=gemini_api
+    )
     # The tool's output comes back as JSON: its line breaks are escaped.
     shell = parsed(said.split("shell said: ", 1)[1].replace("\\n", "\n"))
     assert shell["GEMINI_CLI"] == "1"
@@ -151,8 +167,11 @@ def opencode_installed() -> None:
 
 @pytest.mark.usefixtures("opencode_installed")
 def test_opencode_marks_its_shell_and_its_mcp_servers_with_its_process(
-    hippo: HippoRunner, make_workspace: WorkspaceMaker, chat: ChatServer, tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch
+    hippo: HippoRunner,
+    make_workspace: WorkspaceMaker,
+    chat: ChatServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     ws = make_workspace(SETTINGS, NOTES)
     monkeypatch.setattr(sys, "argv", ["python"])  # the entry names this interpreter's hippo
@@ -174,8 +193,12 @@ def test_opencode_marks_its_shell_and_its_mcp_servers_with_its_process(
     settings = {"provider": {"scripted": provider}, "model": "scripted/scripted"}
     settings |= {"small_model": "scripted/scripted", "autoupdate": False, "share": "disabled"}
     user.write_text(json.dumps(settings | {"permission": {"bash": "allow"}}))
-    chat.add(lambda r: "shell said: " + r["messages"][-1]["content"], "HIPPO-SHELL", after_tool=True)
-    chat.add(Call("bash", {"command": COMMAND, "description": "env"}), "HIPPO-SHELL", after_tool=False)
+    chat.add(
+        lambda r: "shell said: " + r["messages"][-1]["content"], "HIPPO-SHELL", after_tool=True
+    )
+    chat.add(
+        Call("bash", {"command": COMMAND, "description": "env"}), "HIPPO-SHELL", after_tool=False
+    )
     chat.add("Scripted title")
     env = {
         "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",

@@ -169,7 +169,7 @@ def hippo_verdict_refused(
         cycle = Cycle.open(workspace, load_plugins())
     except HippoError:
         return None  # settings it cannot read: doctor says so
-    in_force = review_setting.in_force(cycle)
+    in_force = review_setting.in_force(cycle.workspace, cycle.settings.review)
     if in_force.value != "person":
         return None
     return (

@@ -297,7 +297,7 @@ def acknowledge_command() -> None:
             f"a person acknowledges a change of [sleep] review, and this is "
             f"{describe_decider(by)}: run `hippo sleep acknowledge` in a terminal"
         )
-    done = review_setting.acknowledge(cycle, by)
+    done = review_setting.acknowledge(cycle.workspace, cycle.settings.review, by)
     _echo(f'acknowledged: [sleep] review = "{done["review"]}"')
 
 

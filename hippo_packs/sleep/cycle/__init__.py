@@ -62,7 +62,7 @@ class Cycle:
 
         # A store it cannot write: a later command notices the change.
         with contextlib.suppress(OSError, HippoError):
-            review_setting.notice(cycle)
+            review_setting.notice(workspace, settings.review)
         return cycle
 
     # -- the pack's passes --------------------------------------------------------------

@@ -41,7 +41,7 @@ def check(
     if not approving or by.get("person"):
         return
     who = describe_decider(by)
-    in_force = review_setting.in_force(cycle)
+    in_force = review_setting.in_force(cycle.workspace, cycle.settings.review)
     if in_force.value == "person":
         raise ReviewError(
             f"a person must approve drafts in this workspace ({in_force.why}), and this is "

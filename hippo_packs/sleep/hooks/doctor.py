@@ -75,7 +75,7 @@ def _review(cycle: Cycle) -> list[Finding]:
     """Who may approve here, and each change of ``[sleep] review`` no person acknowledged."""
     from hippo_packs.sleep.records import review_setting
 
-    in_force = review_setting.in_force(cycle)
+    in_force = review_setting.in_force(cycle.workspace, cycle.settings.review)
     who = (
         "only a person at a terminal approves drafts and confirms queued proposals"
         if in_force.value == "person"

@@ -10,7 +10,8 @@ A change nobody acknowledged shows in ``hippo doctor`` and as a warning line of 
 context block, and one from ``"person"`` to ``"model"`` does not take effect until a person
 acknowledges it (``hippo sleep acknowledge``, at a terminal, with the code): an agent that
 rewrites the setting from its shell gains nothing, and everyone sees it tried. The first
-value hippo sees in a workspace is taken as acknowledged: it is the workspace's as cloned.
+value hippo sees in a workspace is taken as acknowledged: it is the workspace's as cloned
+(the default, ``"model"``, needs no record).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
     from hippo_core import Workspace
-    from hippo_packs.sleep.cycle import Cycle
 
 FILE = "review.json"
+#: What the setting is when the settings do not give it: no record is kept for it.
+DEFAULT = "model"
 ACKNOWLEDGE = "hippo sleep acknowledge"
 EDITED = "an edit of .hippo/settings.toml"
 
@@ -45,18 +47,18 @@ def _save(workspace: Workspace, value: dict[str, Any]) -> None:
     store.write(store.folder(workspace, FILE), value)
 
 
-def notice(cycle: Cycle) -> None:
-    """Keep a change of ``[sleep] review`` since hippo last saw it (an edit of the file);
-    the first value seen is the workspace's own, acknowledged."""
-    now, kept = cycle.settings.review, state(cycle.workspace)
-    seen = kept.get("seen")
+def notice(workspace: Workspace, now: str) -> None:
+    """Keep a change of ``[sleep] review`` (its value ``now``) since hippo last saw it (an
+    edit of the file); the first value seen is the workspace's own, acknowledged."""
+    kept = state(workspace)
+    seen = kept.get("seen", DEFAULT)
     if seen == now:
-        return
-    if seen is None:
+        return  # the default, never changed, is the workspace's without a record
+    if "seen" not in kept and now == "person":
         kept = {"seen": now, "acknowledged": {"value": now, "at": store.iso(store.now())}}
     else:
         _change(kept, str(seen), now, how=EDITED, by=None)
-    _save(cycle.workspace, kept)
+    _save(workspace, kept)
 
 
 def config_set(workspace: Workspace, old: Any, new: Any, by: dict[str, Any] | None) -> None:
@@ -64,7 +66,7 @@ def config_set(workspace: Workspace, old: Any, new: Any, by: dict[str, Any] | No
     kept = state(workspace)
     if str(old) == str(new) or not isinstance(new, str):
         return
-    if kept.get("seen") is None:
+    if "seen" not in kept:  # the value before it, never changed, is the workspace's own
         kept["acknowledged"] = {"value": str(old), "at": store.iso(store.now())}
     _change(kept, str(old), new, how="hippo config set", by=by)
     _save(workspace, kept)
@@ -86,33 +88,32 @@ def waiting(workspace: Workspace) -> list[dict[str, Any]]:
     return [c for c in changes if isinstance(c, dict) and not c.get("acknowledged")]
 
 
-def in_force(cycle: Cycle) -> InForce:
-    """``person`` when the setting says so, or when it said so until a change nobody has
-    acknowledged; else ``model``."""
-    if cycle.settings.review == "person":
+def in_force(workspace: Workspace, now: str) -> InForce:
+    """``person`` when the setting (its value ``now``) says so, or when it said so until a
+    change nobody has acknowledged; else ``model``."""
+    if now == "person":
         return InForce("person", '[sleep] review = "person"')
-    acknowledged = (state(cycle.workspace).get("acknowledged") or {}).get("value")
-    if acknowledged == "person" and waiting(cycle.workspace):
+    acknowledged = (state(workspace).get("acknowledged") or {}).get("value")
+    if acknowledged == "person" and waiting(workspace):
         return InForce(
             "person",
             '[sleep] review was "person", and no person has acknowledged its change: '
             f"`{ACKNOWLEDGE}`",
         )
-    return InForce(cycle.settings.review, f'[sleep] review = "{cycle.settings.review}"')
+    return InForce(now, f'[sleep] review = "{now}"')
 
 
-def acknowledge(cycle: Cycle, by: dict[str, Any]) -> dict[str, Any]:
-    """A person acknowledges the setting as it is: every change so far, and the value."""
-    notice(cycle)
-    kept = state(cycle.workspace)
+def acknowledge(workspace: Workspace, value: str, by: dict[str, Any]) -> dict[str, Any]:
+    """A person acknowledges the setting as it is (``value``): every change so far."""
+    notice(workspace, value)
+    kept = state(workspace)
     changes = [c for c in kept.get("changes") or [] if isinstance(c, dict)]
     for change in changes:
         change["acknowledged"] = True
     kept["changes"] = changes
-    value = cycle.settings.review
     kept["acknowledged"] = {"value": value, "at": store.iso(store.now()), "by": by}
     kept["seen"] = value
-    _save(cycle.workspace, kept)
+    _save(workspace, kept)
     return {"ok": True, "review": value, "acknowledged": len(changes)}
 
 
