@@ -66,17 +66,26 @@ class Step:
 
 
 def decide(
-    cycle: Cycle, draft_id: str, given: Any, note: str, *, by: dict[str, Any]
+    cycle: Cycle,
+    draft_id: str,
+    given: Any,
+    note: str,
+    *,
+    by: dict[str, Any],
+    measuring: bool = False,
 ) -> dict[str, Any]:
     """Check every decision, write down the plan, land the approved operations (new cores
     first), record the denied ones; what happened to each. ``ok`` is False when a change
     could not be written (the note changed meanwhile): that operation is pending again.
     ``by`` is who decided: kept on each operation and in each receipt; who may approve
     what is :mod:`.duties` (no session approves what it wrote; a verbatim, a core from one
-    fragment and everything under ``review = "person"`` need a person at a terminal)."""
+    fragment and everything under ``review = "person"`` need a person at a terminal).
+    ``measuring``: an eval in a throwaway copy of the workspace, which lands every
+    operation to count what lands; no one's memory, so no one's duties."""
     draft = store.load_draft(cycle.workspace, draft_id)
     decisions = check(cycle, draft, given)
-    duties.check(cycle, draft, decisions, by)
+    if not measuring:
+        duties.check(cycle, draft, decisions, by)
     note = redact_text(note)
     operations = draft["operations"]
     now = store.now()
