@@ -148,7 +148,7 @@ def test_gemini_cli_marks_its_shell_and_its_mcp_servers_without_a_session(
     # The tool's output comes back as JSON: its line breaks are escaped.
     shell = parsed(said.split("shell said: ", 1)[1].replace("\\n", "\n"))
     assert shell["GEMINI_CLI"] == "1"
-    assert not any("SESSION" in name for name in shell), shell
+    assert not any("SESSION_ID" in name or "THREAD" in name for name in shell), shell
     assert "not a tty" in said
     assert agent_in(shell) == {"agent": "gemini", "variable": "GEMINI_CLI"}
 
@@ -224,7 +224,7 @@ def test_opencode_marks_its_shell_and_its_mcp_servers_with_its_process(
     assert run.returncode == 0, (run.stdout, run.stderr)
     shell = parsed(run.stdout.split("shell said: ", 1)[1])
     assert shell["OPENCODE"] == "1" and shell["AGENT"] == "1" and shell["OPENCODE_PID"].isdigit()
-    assert not any("SESSION" in name for name in shell), shell
+    assert not any("SESSION_ID" in name or "THREAD" in name for name in shell), shell
     assert "not a tty" in run.stdout
     assert agent_in(shell) == {"agent": "opencode", "variable": "OPENCODE"}
 
