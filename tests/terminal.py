@@ -89,5 +89,5 @@ def in_a_terminal(
     if detached:
         found = EXIT.search(text)
         assert found, text
-        status, text = int(found.group(1)), text[: found.start()] + "\n"
+        status, text = int(found.group(1)), text[: found.start()]
     return status, text
