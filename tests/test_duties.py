@@ -161,6 +161,42 @@ def test_f3_a_verbatim_needs_a_person_whoever_asks(
     assert night.draft()["operations"][0]["decided_by"]["person"] is True
 
 
+def test_the_session_that_wrote_the_brief_or_the_voice_card_may_not_approve_either(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, tmp_path: Path
+) -> None:
+    """Fragments a person kept, and a brief (then a voice card) an agent wrote: the agent's
+    session steered the draft, so it may not approve it."""
+    night = make_sleepy(make_workspace(), hippo, "[sleep.voice]\nenabled = true\n")
+    for text in FRAGMENTS:
+        night.remember(text, "deploy")
+    found: dict[str, str] = {}
+
+    async def steers(agent: Agent) -> None:
+        await agent.ok("submit_brief", summary="deploys", promote_hints=["deploy"])
+        found["draft"] = (await agent.ok("nudge"))["check"]["slept"]["draft"]
+        every = [{"op": i, "verdict": "approve"} for i in range(3)]
+        found["brief"] = await agent.error("review_decide", id=found["draft"], decisions=every)
+
+    as_agent(night.root, tmp_path / "brief.txt", steers)
+    assert "operation 0: the brief b" in found["brief"]
+    assert "was written by test-agent 7.1 through submit_brief (mcp" in found["brief"]
+    voiced = make_sleepy(make_workspace(), hippo, "[sleep.voice]\nenabled = true\n")
+    for text in FRAGMENTS:
+        voiced.remember(text, "deploy")
+    voiced.ok("brief", "--summary", "deploys", "--promote", "deploy")
+
+    async def voices_then_approves(agent: Agent) -> None:
+        await agent.ok("set_voice_card", text="Ana's team keeps decisions, not attempts.")
+        await agent.ok("nudge")
+        draft = voiced.draft()
+        assert draft["extra"]["model_voice"] == 1
+        every = [{"op": op["index"], "verdict": "approve"} for op in draft["operations"]]
+        said = await agent.error("review_decide", id=draft["id"], decisions=every)
+        assert "the voice card (version 1) was written by test-agent 7.1" in said, said
+
+    as_agent(voiced.root, tmp_path / "voice.txt", voices_then_approves)
+
+
 def test_a_core_from_a_single_fragment_needs_a_person(
     make_workspace: WorkspaceMaker, hippo: HippoRunner
 ) -> None:
