@@ -34,8 +34,11 @@ if TYPE_CHECKING:
     from hippo_core.deciders import acting_now, at_terminal, describe_decider, same_author
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
+    from hippo_core.dream.blocks import as_material, quoted_field, token_field
     from hippo_core.dream.model import (
+        Applier,
         Call,
+        Change,
         CheckContext,
         Chunk,
         Evidence,
@@ -55,7 +58,6 @@ if TYPE_CHECKING:
         Validator,
         Verdict,
     )
-    from hippo_core.dream.packs import load_packs
     from hippo_core.dream.receipts import (
         new_id,
         proposal_record,
@@ -83,6 +85,7 @@ if TYPE_CHECKING:
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
     from hippo_core.packs.evals_result import CaseResult
+    from hippo_core.packs.running import load_packs
     from hippo_core.plugin_settings import settings_table, update_settings
     from hippo_core.plugins import Plugins, load_plugins
     from hippo_core.processes import process_alive
@@ -124,7 +127,9 @@ _HOMES = {
     "hippo_core.findings": ("Finding",),
     # The dream's model types.
     "hippo_core.dream.model": (
+        "Applier",
         "Call",
+        "Change",
         "CheckContext",
         "Chunk",
         "Evidence",
@@ -159,7 +164,8 @@ _HOMES = {
     "hippo_core.agent_env": ("without_agent",),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
-    "hippo_core.dream.packs": ("load_packs",),
+    "hippo_core.dream.blocks": ("as_material", "quoted_field", "token_field"),
+    "hippo_core.packs.running": ("load_packs",),
     # Model backends.
     "hippo_core.dream.backends": ("OpenAIBackend", "api_key_from_env"),
     # Outbound requests.
@@ -204,9 +210,11 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "JSON_OPTION",
+    "Applier",
     "Call",
     "CaseError",
     "CaseResult",
+    "Change",
     "CheckContext",
     "Chunk",
     "ContextBlock",
@@ -252,6 +260,7 @@ __all__ = [
     "__version__",
     "acting_now",
     "api_key_from_env",
+    "as_material",
     "at_terminal",
     "atomic_write",
     "build_context",
@@ -280,6 +289,7 @@ __all__ = [
     "process_alive",
     "proposal_record",
     "purge_note_history",
+    "quoted_field",
     "read_json_object",
     "read_recording",
     "receipt_record",
@@ -295,6 +305,7 @@ __all__ = [
     "shown_url",
     "split_frontmatter",
     "subcommand",
+    "token_field",
     "update_settings",
     "utc_now",
     "without_agent",

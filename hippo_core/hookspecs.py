@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
+        Applier,
         Chunk,
         ModelBackend,
         Pass,
@@ -163,11 +164,34 @@ def hippo_register_validators(register: Callable[[Validator], None]) -> None:
 
 @hookspec
 def hippo_register_reviewers(register: Callable[[Reviewer], None]) -> None:
-    """Register reviewers, as ``register(reviewer)``; a pass's ``review`` key names one.
+    """Register reviewers, as ``register(reviewer)``; a pass's ``review`` key names one, or
+    a chain of them (``review = ["secret-scan", "model"]``).
 
     Called when a dream sends a valid proposal to review. ``model`` asks a second model
     run with the pass's persona as the system prompt; ``queue`` answers ``pending`` and
-    leaves the verdict to ``hippo review``. Returns nothing.
+    leaves the verdict to ``hippo review`` (so it can only end a chain). In a chain each
+    reviewer must confirm, in order; the first that does not ends it, and the receipt
+    records every step. A reviewer that raises rejects the change, naming the exception.
+    The proposal is written to ``.hippo/proposals/`` before any reviewer sees it: a check
+    for secrets belongs in a validator, which runs before. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_appliers(register: Callable[[Applier], None]) -> None:
+    """Register appliers, as ``register(applier)``: steps that land a confirmed change.
+
+    Called when a dream or ``hippo review`` lands a confirmed change, and by ``hippo
+    revert``. The steps run in order: hippo's own ``note`` first (the snapshot and the
+    atomic write, or the write of a new note), then the plugins', in the order they were
+    registered; each is given the :class:`~hippo_core.dream.model.Change` (the note, its
+    bytes and digests before and after, the proposal, the verdict, the receipt). A plugin's
+    applier can stage the note in git, or post the change for review elsewhere. The receipt
+    records each step (``done``, ``failed`` with what it raised, ``not run``); a step that
+    raises stops the chain, and the note stays as the steps before it left it. A step a
+    killed process left unfinished is recorded as ``interrupted`` by the next run. ``hippo
+    revert`` calls each applier's ``revert`` after it put the note back. The first
+    applier registered under a name wins. Returns nothing.
     """
 
 

@@ -31,7 +31,7 @@ code = subprocess.call(sys.argv[1:])
 sys.stdout.write(f"\\n[exit {code}]\\n")
 sys.stdout.flush()
 """
-EXIT = re.compile(r"\n\[exit (-?\d+)\]\n$")
+EXIT = re.compile(r"\r?\n\[exit (-?\d+)\]\r?\n$")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
@@ -48,12 +48,13 @@ def in_a_terminal(
     argv: list[str] | None = None,
     env: dict[str, str] | None = None,
     detached: bool = True,
+    crlf: bool = False,
 ) -> tuple[int, str]:
     """``hippo ARGS`` in ``root`` under a pseudo-terminal: its exit code, and what it
     printed (stdout and stderr, as the terminal showed them). When hippo asks for its code,
     ``code`` is typed (None: the code it showed; "": nothing, the terminal is closed).
     ``argv`` runs another command instead (``script``, a shell); ``detached`` runs it in a
-    process that is no child of the test's."""
+    process that is no child of the test's; ``crlf`` keeps the terminal's line ends."""
     command = argv or [sys.executable, "-m", "hippo_core", *args]
     if detached:
         command = [sys.executable, "-c", DETACHED, *command]
@@ -85,7 +86,9 @@ def in_a_terminal(
             os.write(main, f"{answer}\n".encode() if answer else b"\x04")
     os.close(main)
     status = process.wait(timeout=60)
-    text = said.decode("utf-8", "replace").replace("\r\n", "\n")
+    text = said.decode("utf-8", "replace")
+    if not crlf:
+        text = text.replace("\r\n", "\n")
     if detached:
         found = EXIT.search(text)
         assert found, text

@@ -5,10 +5,16 @@ receipt; a reverted change, an old one, or ``dreamed_days = 0`` leaves none."""
 from __future__ import annotations
 
 import json
+import os
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.dream_scene import Scene, replace
+from tests.pty_run import in_terminal
+
+HIPPO = str(Path(sys.executable).parent / "hippo")
 
 
 def relevant_line(scene: Scene) -> str:
@@ -58,6 +64,11 @@ def test_the_entry_section_says_a_dream_changed_it(scene: Scene):
     scene.transcript()
     scene.proposer_replies(replace(note="Home.md"))
     assert scene.dream().code == 0
+    # The entry note is a risky target: the reviewer's confirmation leaves it to a person.
+    [review] = [json.loads(p.read_text()) for p in scene.files("reviews")]
+    assert review["verdict"] == "pending"
+    command = [HIPPO, "review", review["proposal"], "--confirm"]
+    assert "applied: Home.md" in in_terminal(command, scene.root, dict(os.environ))
     [receipt] = [json.loads(p.read_text()) for p in scene.files("receipts")]
     block = scene.hippo("context", cwd=scene.root).out
     assert f"(Home.md: dreamed {receipt['applied'][:10]}, receipt {receipt['id']})\n" in block

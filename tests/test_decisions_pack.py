@@ -118,9 +118,10 @@ def test_a_confirmed_decision_becomes_a_note(root: Path, hippo: HippoRunner, tmp
     note = str(expect["note"])
     title = note.removeprefix("decisions/").removesuffix(".md")
     sid = session_id(f"codex-{NATIVE}")
+    day = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%d")  # the session's day
     new = (
         f"---\ntype: decision\nstatus: current\n---\n# {title}\n\n## Decision\n\n"
-        "Decided on 2026-11-20: the local statement cache uses SQLite, not Postgres.\n\n"
+        f"Decided on {day}: the local statement cache uses SQLite, not Postgres.\n\n"
         "## Why\n\nThe CLI must work offline, and `sqlite3` ships with Python.\n\n"
         f'## Evidence\n\n- Session {sid}, turn 1: "Agreed, go with SQLite over Postgres: '
         'the CLI has to work offline."\n'

@@ -36,6 +36,7 @@ def test_every_hookspec_is_documented():
         "hippo_local_paths",
         "hippo_notes_left_alone",
         "hippo_pass_gate",
+        "hippo_register_appliers",
         "hippo_register_backends",
         "hippo_register_commands",
         "hippo_register_eval_runners",
@@ -75,7 +76,10 @@ def test_builtins_are_plugins_implementing_every_hook(hippo: HippoRunner, tmp_pa
         "hippo_core.builtins.commands  hippo-memory 0.1.0  hippo_register_commands; "
         "commands: init, context, doctor, plugins, ingest, search, log, dream,"
     )
-    assert text[1] == "hippo_core.builtins.packs  hippo-memory 0.1.0  hippo_register_packs"
+    assert text[1] == (
+        "hippo_core.builtins.packs  hippo-memory 0.1.0  hippo_register_packs; "
+        "packs: core, decisions, core-strict"
+    )
 
 
 class ExtraPart:
@@ -208,6 +212,8 @@ def test_entry_point_plugins_load_and_broken_ones_are_skipped(
     assert infos["hippo_team"]["hooks"] == ["hippo_context_parts"]
     assert infos["hippo_broken"]["error"] == "ImportError: no numpy here"
     assert "unknown hook 'hippo_contxt_parts'" in infos["hippo_misspelt"]["error"]
+    # Pack-author finding 23: the hook it probably meant.
+    assert infos["hippo_misspelt"]["error"].endswith(" - did you mean 'hippo_context_parts'?")
     assert "hippo_broken from hippo-broken 1.2.0 was skipped" in listed.stderr
 
     context = run_hippo(["context"], root, site, load=None)

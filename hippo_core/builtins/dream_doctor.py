@@ -40,18 +40,30 @@ def _team_dream(workspace: Workspace) -> list[Finding]:
 
 
 def _packs(workspace: Workspace) -> list[Finding]:
-    from hippo_core.dream.packs import PackError, load_passes
+    """The passes that dream here; an error for a pack of the workspace (a folder, or one the
+    lock file records) that does not run, a warning for a distribution's that does not."""
+    from hippo_core.dream.packs import PackError
     from hippo_core.findings import Finding
+    from hippo_core.packs.running import load_here
     from hippo_core.plugins import load_plugins
 
     try:
-        passes = load_passes(workspace, load_plugins())
+        loaded = load_here(workspace, load_plugins())
     except PackError as exc:
         return [Finding("error", "packs", str(exc.shown_in(workspace)))]
     except HippoError as exc:
         return [Finding("error", "packs", str(exc))]
-    names = ", ".join(p.key for p in passes) or "none"
-    return [Finding("info", "packs", f"passes that dream here: {names}")]
+    names = ", ".join(p.key for p in loaded.passes()) or "none"
+    findings = [Finding("info", "packs", f"passes that dream here: {names}")]
+    if loaded.off:
+        findings.append(
+            Finding("info", "packs", "off here (disabled_packs): " + ", ".join(loaded.off))
+        )
+    for item in loaded.left_out:
+        ours = item.locked or item.source == "workspace"
+        findings.append(Finding("error" if ours else "warning", "packs", item.line()))
+    findings += [Finding("warning", "packs", line) for line in loaded.warnings]
+    return findings
 
 
 def _model(workspace: Workspace) -> list[Finding]:
@@ -82,20 +94,34 @@ def _model(workspace: Workspace) -> list[Finding]:
 
 def _half_applied(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream import receipts
-    from hippo_core.dream.apply import APPLYING, REVERTING
+    from hippo_core.dream.appliers import unfinished
+    from hippo_core.dream.apply import APPLIED, APPLYING, REVERTED, REVERTING
     from hippo_core.findings import Finding
 
     left = {APPLYING: "applying by a run", REVERTING: "reverting by a `hippo revert`"}
-    return [
-        Finding(
-            "warning",
-            "receipts",
-            f"{workspace.relative(path)} was left {left[record['state']]} that stopped; the "
-            "next `hippo dream` or `hippo revert` records whether the note changed",
-        )
-        for path, record in receipts.all_in(receipts.folder(workspace, "receipts"))
-        if record.get("state") in left
-    ]
+    findings = []
+    for path, record in receipts.all_in(receipts.folder(workspace, "receipts")):
+        state = record.get("state")
+        if state in left:
+            findings.append(
+                Finding(
+                    "warning",
+                    "receipts",
+                    f"{workspace.relative(path)} was left {left[state]} that stopped; the "
+                    "next `hippo dream` or `hippo revert` records whether the note changed",
+                )
+            )
+        elif state in (APPLIED, REVERTED) and unfinished(record):
+            findings.append(
+                Finding(
+                    "warning",
+                    "receipts",
+                    f"{workspace.relative(path)}: a step of its applier chain was left "
+                    "unfinished by a run that stopped; the next `hippo dream` or `hippo "
+                    "revert` records it as interrupted",
+                )
+            )
+    return findings
 
 
 def _leftovers(workspace: Workspace) -> list[Finding]:

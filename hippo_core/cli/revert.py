@@ -54,6 +54,10 @@ def revert(
     done = run_revert(found, load_plugins(), receipt, force=force)
     note = found.relative(found.notes_dir / done.note)
     typer.echo(f"reverted {note}; receipt {found.relative(done.receipt)}")
+    if done.detail:
+        from hippo_core.terminal import printable
+
+        typer.echo(printable(f"warning: {done.detail}"), err=True)
 
 
 def _list(workspace: Workspace) -> None:

@@ -15,7 +15,7 @@ import typer
 
 from hippo_core.cli.common import JSON_OPTION, current_workspace, print_json
 from hippo_core.errors import UsageError
-from hippo_core.terminal import labelled, printable
+from hippo_core.terminal import printable
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins
@@ -170,7 +170,8 @@ def _proposal(
         if as_json:
             print_json(record)
             return
-        _show(record)
+        kind = plugins.kinds().get(str(record.get("kind")))
+        _show(record, sorted(kind.fields) if kind is not None else [])
         return
     from hippo_core.deciders import at_terminal
 
@@ -180,26 +181,22 @@ def _proposal(
         typer.echo(printable(line))
 
 
-def _show(record: dict[str, Any]) -> None:
-    # A proposal's text is a model's, from turns and notes: none of it may drive the
-    # terminal, and a text of several lines is quoted, so no line of it passes for ours.
-    from hippo_core.terminal import QUOTE
-
+def _show(record: dict[str, Any], fields: list[str]) -> None:
+    """The proposal as its reviewer sees it, with the keys its kind adds (``fields``)."""
+    # A proposal's text is a model's, from turns and notes: none of it may drive the terminal.
     lines = [
         f"proposal {record['id']} ({record.get('pass')}, {record['kind']})",
         f"note: {record['note']}",
         "evidence: "
         + ", ".join(f"{e['session']} turn {e['ordinal']}" for e in record.get("evidence", [])),
-        *labelled("reason", record.get("reason", "")),
+        f"reason: {record.get('reason', '')}",
     ]
-    for mark, key in (("--- old", "old"), ("+++ new", "new")):
-        text = str(record.get(key) or "")
-        if key == "old" and not text:
-            continue
-        several = len(text.splitlines()) > 1
-        lines += [
-            mark,
-            *([f"{QUOTE}{line}".rstrip() for line in text.splitlines()] if several else [text]),
-        ]
+    for key in fields:
+        if key in record:
+            value = record[key]
+            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
+    if record.get("old"):
+        lines += ["--- old", str(record["old"])]
+    lines += ["+++ new", str(record.get("new", ""))]
     for line in lines:
         typer.echo(printable(line))

@@ -1,5 +1,7 @@
-"""The applier: a receipt for every verdict, and for a confirmed change, in order, the
-snapshot, the atomic write and the receipt saying it was applied.
+"""Settling a verdict: a receipt for every one, and for a confirmed change, in order, the
+receipt saying it is ``applying``, the applier chain (:mod:`hippo_core.dream.appliers`:
+hippo's own ``note`` step, the snapshot and the atomic write, then the plugins' steps),
+and the receipt saying it was applied, with each step's outcome.
 
 A note is written only after a confirming verdict, and only if its bytes are those the
 prompt was built from, or the note as earlier changes of the same run left it from those
@@ -9,7 +11,8 @@ at its path; and never a ``note`` that resolves outside ``notes_dir`` (a ``..`` 
 absolute path, a symbolic link on the way that leads out), whatever checked the proposal
 before. The receipt is written before the snapshot and the note, marked ``applying``;
 if the process dies in between, :func:`reconcile` later compares the note with the
-receipt's hashes and records which it is, old or new. A receipt's ``before`` is null when
+receipt's hashes and records which it is, old or new, and what became of each step of the
+applier chain (a step that was running is ``interrupted``). A receipt's ``before`` is null when
 there was no note (a new note has no snapshot, and reverting it deletes it) and when the
 note was outside ``notes_dir``, so not read.
 """
@@ -17,16 +20,15 @@ note was outside ``notes_dir``, so not read.
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.atomic import atomic_write
+from hippo_core.dream import appliers as chain_of
 from hippo_core.dream import receipts
 from hippo_core.dream.kinds import creates
-from hippo_core.dream.model import Proposal, ProposalKind, TurnText, Verdict
+from hippo_core.dream.model import Applier, Change, Proposal, ProposalKind, TurnText, Verdict
 from hippo_core.dream.paths import outside_notes
 from hippo_core.events import Event
 from hippo_core.notes.edit import EditError, note_digest
@@ -137,6 +139,7 @@ def settle(
         "reviewer": {"name": verdict.reviewer, "persona": persona},
         "verdict": verdict.verdict,
         "verdict_notes": verdict.notes,
+        "reviews": reviews_of(verdict),
         "before": before,
         "after": None,
         "invocation": {"hippo": __version__, **invocation},
@@ -158,8 +161,9 @@ def settle(
         plugins.event(workspace, Event("not-applied", event))
         return done(FAILED, outside)
     kind: ProposalKind = plugins.kinds()[proposal.kind]
+    chain = chain_of.chain(plugins)
     if new_note:
-        return _create(workspace, plugins, proposal, kind, before, event, done, record)
+        return _create(workspace, plugins, proposal, verdict, kind, chain, event, done, record)
     rebased = False
     if note_digest(raw) != prompt_digest:
         if lineage is None or not lineage.leads(proposal.note, prompt_digest, note_digest(raw)):
@@ -191,18 +195,60 @@ def settle(
         plugins.event(workspace, Event("not-applied", event))
         return done(FAILED, f"the change no longer applies: {exc}")
     snapshot = receipts.folder(workspace, "snapshots") / proposal.id / proposal.note
-    record.update(after=note_digest(new), snapshot=workspace.relative(snapshot))
+    record.update(
+        after=note_digest(new),
+        snapshot=workspace.relative(snapshot),
+        appliers=chain_of.steps(chain),
+    )
     done(APPLYING)
-    atomic_write(snapshot, raw)
     plugins.event(workspace, Event("applying", event))
-    atomic_write(note_path, new)
+    change = Change(
+        workspace,
+        proposal.note,
+        note_path,
+        note_digest(raw),
+        record["after"],
+        new,
+        raw,
+        path,
+        proposal,
+        verdict,
+        snapshot,
+    )
+    chain[0].apply(change)
+    record["appliers"][0]["state"] = chain_of.DONE
     record["applied"] = receipts.now()
     if lineage is not None:
         lineage.wrote(proposal.note, note_digest(raw), record["after"])
-    settled = done(
-        APPLIED, "applied onto the note as this run's earlier changes left it" if rebased else ""
-    )
+    detail = "applied onto the note as this run's earlier changes left it" if rebased else ""
+    settled = _after_note(chain, change, record, done, detail)
     plugins.event(workspace, Event("applied", event))
+    return settled
+
+
+def reviews_of(verdict: Verdict) -> list[dict[str, Any]]:
+    """Each reviewer's verdict, in order, as a receipt records them (one for a single
+    reviewer; every step of a chain)."""
+    from hippo_core.dream.review import step_record
+
+    return [step_record(step) for step in (verdict.steps or (verdict,))]
+
+
+def _after_note(
+    chain: list[Applier],
+    change: Change,
+    record: dict[str, Any],
+    done: Callable[..., Settled],
+    detail: str,
+) -> Settled:
+    """The receipt says ``applied`` (the note holds the change); then the plugins' steps,
+    the receipt saying which failed, when one did."""
+    settled = done(APPLIED, detail)
+    failed = chain_of.run_after_note(
+        chain, change, record, lambda: receipts.write(change.receipt, record)
+    )
+    if failed:
+        settled = done(APPLIED, "; ".join(filter(None, [detail, failed])))
     return settled
 
 
@@ -210,15 +256,16 @@ def _create(
     workspace: Workspace,
     plugins: Plugins,
     proposal: Proposal,
+    verdict: Verdict,
     kind: ProposalKind,
-    before: str | None,
+    chain: list[Applier],
     event: dict[str, Any],
     done: Callable[..., Settled],
     record: dict[str, Any],
 ) -> Settled:
     """Write a new note, refusing to replace anything that appeared at its path."""
     note_path = workspace.notes_dir / proposal.note
-    if before is not None:
+    if record["before"] is not None:
         plugins.event(workspace, Event("not-applied", event))
         return done(CHANGED, "a note was created at this path after the prompt was built")
     problem = _unsafe_folders(workspace.notes_dir, proposal.note)
@@ -231,15 +278,32 @@ def _create(
     if problem:
         plugins.event(workspace, Event("not-applied", event))
         return done(FAILED, f"the change no longer applies: {problem}")
-    record.update(after=note_digest(new))
+    record.update(after=note_digest(new), appliers=chain_of.steps(chain))
     done(APPLYING)
     plugins.event(workspace, Event("applying", event))
-    if not _write_new(note_path, new):
+    path = receipts.folder(workspace, "receipts") / f"{proposal.id}.json"
+    change = Change(
+        workspace,
+        proposal.note,
+        note_path,
+        None,
+        record["after"],
+        new,
+        b"",
+        path,
+        proposal,
+        verdict,
+    )
+    try:
+        chain[0].apply(change)
+    except chain_of.NoteAppeared:
         record.update(after=None)
+        chain_of.settle_steps(record, note_done=False)
         plugins.event(workspace, Event("not-applied", event))
         return done(CHANGED, "a note was created at this path while the change was applied")
+    record["appliers"][0]["state"] = chain_of.DONE
     record["applied"] = receipts.now()
-    settled = done(APPLIED)
+    settled = _after_note(chain, change, record, done, "")
     plugins.event(workspace, Event("applied", event))
     return settled
 
@@ -256,26 +320,22 @@ def _unsafe_folders(notes_dir: Path, note: str) -> str:
     return ""
 
 
-def _write_new(path: Path, data: bytes) -> bool:
-    """Write ``path`` whole if nothing is there; False when something is."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    atomic_write(tmp, data)  # makes the missing folders, all inside notes_dir
-    try:
-        os.link(tmp, path)
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink(missing_ok=True)
-    return True
-
-
 def reconcile(workspace: Workspace) -> list[tuple[str, str]]:
     """Settle receipts left ``applying`` or ``reverting`` by a process that died: say
-    whether the note is the old or the new one. Returns ``(receipt id, state)`` for each
-    one settled."""
+    whether the note is the old or the new one, and what became of each step of the
+    applier chain; and a receipt whose note was written but whose chain a process left
+    unfinished. Returns ``(receipt id, state)`` for each one settled."""
     settled = []
     for path, record in receipts.all_in(receipts.folder(workspace, "receipts")):
         state = record.get("state")
+        if state in (APPLIED, REVERTED) and chain_of.unfinished(record):
+            stopped = chain_of.settle_steps(record, note_done=True)
+            if stopped:
+                record["detail"] = f"the run stopped while the applier {stopped} ran"
+            receipts.write(path, record)
+            said = f"{state} (the applier {stopped} was interrupted)" if stopped else state
+            settled.append((str(record.get("id")), said))
+            continue
         if state not in (APPLYING, REVERTING):
             continue
         done, what = (APPLIED, "run") if state == APPLYING else (REVERTED, "revert")
@@ -295,6 +355,7 @@ def reconcile(workspace: Workspace) -> list[tuple[str, str]]:
             record.update(state=INTERRUPTED, detail=detail)
         else:
             record.update(state=INTERRUPTED, detail=f"the {what} stopped; the note changed since")
+        chain_of.settle_steps(record, note_done=record["state"] == done)
         receipts.write(path, record)
         settled.append((str(record.get("id")), record["state"]))
     return settled

@@ -137,6 +137,14 @@ def unproven(workspace: Workspace, record: dict[str, Any]) -> str:
         return f"the change it reverts, {change_id}, has no receipt here"
     if change.get("type", CHANGE) != CHANGE or change.get("note") != record.get("note"):
         return f"the receipt {change_id} is not a change of its note"
+    if created(change):
+        # A new note has no snapshot: what the revert deleted was the note the change made,
+        # and it confirms no text, only that the same note is not made again.
+        undone = record.get("undone")
+        made = note_digest(undone.encode("utf-8")) if isinstance(undone, str) else None
+        if change.get("state") != "applied" or made != change.get("after"):
+            return f"the change {change_id} did not make the note it says it undid"
+        return ""
     snapshot = workspace.root / str(change.get("snapshot") or "")
     top = os.path.realpath(folder(workspace, "snapshots"))
     if not change.get("snapshot") or not os.path.realpath(snapshot).startswith(top + os.sep):

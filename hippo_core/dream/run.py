@@ -69,6 +69,8 @@ class Outcome:
     error: str
     prompts: tuple[tuple[str, str], ...] = ()
     """A dry run's prompts with ``--show-prompts``: where each would go, and its text."""
+    warnings: tuple[str, ...] = ()
+    """The report's warning lines: packs that did not run, or not as the lock says."""
 
 
 @contextmanager
@@ -120,7 +122,7 @@ def dream(workspace: Workspace, options: Options, say: Callable[[str], None]) ->
             _finish(workspace, plugins, options, report)
             raise
         path = _finish(workspace, plugins, options, report)
-    return Outcome(path, report.status, report.error, tuple(report.prompts))
+    return Outcome(path, report.status, report.error, tuple(report.prompts), tuple(report.warnings))
 
 
 def _finish(workspace: Workspace, plugins: Plugins, options: Options, report: Report) -> Path:
@@ -147,13 +149,15 @@ def _run(
     say: Callable[[str], None],
 ) -> None:
     from hippo_core.dream.apply import reconcile
-    from hippo_core.dream.packs import load_passes
     from hippo_core.dream.turns import TurnIndex
     from hippo_core.home import index_path
     from hippo_core.index.derived import write_derived
     from hippo_core.index.ingest import ingest
+    from hippo_core.packs.running import load_here
 
-    passes = load_passes(workspace, plugins, only=options.only)
+    loaded = load_here(workspace, plugins, only=options.only)
+    report.packs(loaded, whole=options.only is None and options.passes is None)
+    passes = loaded.passes()
     if options.passes is not None:
         passes = [p for p in passes if p.key in options.passes]
     backend = None if options.dry_run else options.backend or _backend(workspace, plugins)
@@ -329,7 +333,6 @@ class _Run:
         self.lineage = Lineage()
         self.carried: list[dict[str, Any]] = []
         """Changes this run carries to the next, not yet in the state."""
-        self.member = ""
 
     def ahead(self, kind: str, work: Work, arrivals: arrivals_module.Arrivals | None) -> None:
         """Dream a chunk of chosen turns; on success, the state forgets the carried changes
@@ -409,9 +412,7 @@ class _Run:
             return
         handoffs = [v.id for v in work.sessions if v.ended_here and v.record.get("handoff")]
         try:
-            if not self.member:
-                self.member = _member(self.workspace)
-            self.index.record_dreamed(work.chunk, handoffs, self.member)
+            self.index.record_dreamed(work.chunk, handoffs)
         except HippoError as exc:
             self.report.add("Inputs", f"{exc}; other members' dreams may dream it again")
 
@@ -437,12 +438,6 @@ class _Settling:
             )
             return
         self.carried.append(carry.entry(settled, tries))
-
-
-def _member(workspace: Workspace) -> str:
-    from hippo_core.index import team
-
-    return team.member(workspace)
 
 
 def _push_to_team(workspace: Workspace, report: Report) -> Any:

@@ -18,10 +18,17 @@ from hippo_core.notes.terms import clean, terms
 if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
+    from hippo_core.notes.index import NotesIndex
     from hippo_core.notes.note import Note
 
 #: At most this many turns mention one note in one prompt (best matches first).
 MAX_TURNS = 40
+#: A turn of the window is evidence enough for verify to prompt a note it touched nothing
+#: of and named nothing of when the note is among the notes its words fit best, as the
+#: context block ranks notes for a task (BM25 of the notes): its best ``FITTING``. So a
+#: night's prompts grow with the night's turns, not with the notes that share some word with
+#: one of them. Measured on the public retrieval sets (``python bench/verify_cost.py``).
+FITTING = 5
 _WORDS = re.compile(r"[^\W_]+")
 _KINDS = {"r": "read", "e": "edited", "c": "cited"}
 
@@ -99,6 +106,7 @@ class TurnIndex:
         #: The last arrival a dream's window reads (:meth:`arrival`): a turn that reaches
         #: the index after the run took it is left to the next run. None reads them all.
         self.upto: int | None = None
+        self._fits: tuple[tuple[Any, ...], frozenset[str]] | None = None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -147,13 +155,14 @@ class TurnIndex:
         """Sessions whose handoff another machine's dream took: none in a local index."""
         return {}
 
-    def record_dreamed(self, chunk: Chunk, handoffs: list[str], who: str) -> None:
+    def record_dreamed(self, chunk: Chunk, handoffs: list[str]) -> None:
         """Tell other dreamers what this dream has dreamed: nobody else reads a local
         index, so nothing to tell."""
 
-    def records(self) -> list[dict[str, Any]]:
-        """Sessions of other machines the dream should see: none in the local index (a team
-        index, :class:`~hippo_core.index.team_turns.TeamTurnIndex`, has them)."""
+    def records(self, latest: int | None = None) -> list[dict[str, Any]]:
+        """Sessions of other machines the dream should see (with ``latest``, only that many,
+        those that started last): none in the local index (a team index,
+        :class:`~hippo_core.index.team_turns.TeamTurnIndex`, has them)."""
         return []
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
@@ -182,9 +191,21 @@ class TurnIndex:
                 tools=tuple(json.loads(r.tools or "[]")),
                 files=tuple(files.get(r.id, ())),
                 who=getattr(r, "member", "") or "",
+                external=None if r.external is None else self._external(r.external),
             )
             for r in rows
         ]
+
+    def _external(self, stored: str) -> tuple[str, ...]:
+        """A turn's reads from outside its project, a file of this workspace named as the
+        dream names it (``notes/x.md``), not by where this machine keeps it."""
+        from hippo_core.transcripts.external import outside_file
+
+        prefix = outside_file("")
+        return tuple(
+            prefix + shown(item[len(prefix) :], self.root) if item.startswith(prefix) else item
+            for item in json.loads(stored)
+        )
 
     def _touched_rows(self, ids: str) -> list[Any]:
         """``turn, kind, path`` of the files the turns ``ids`` (digits and commas) touched."""
@@ -227,6 +248,62 @@ class TurnIndex:
         found = self._mentioning(note, note_file, window, sessions, only, by_file, body_terms)
         self._last = (key, found)
         return found
+
+    def worth_a_prompt(
+        self,
+        found: list[TurnText],
+        note: Note,
+        notes: NotesIndex,
+        start: datetime,
+        end: datetime,
+        sessions: frozenset[str],
+        only: frozenset[tuple[str, int]] | None = None,
+    ) -> bool:
+        """Whether the turns :meth:`mentioning` ``found`` for ``note`` are evidence enough to
+        prompt it: one touched its file or a source, or said its title, a heading or a source
+        word for word, or the note is among the notes a turn of the window fits best
+        (:meth:`fitting`). Sharing some of its words alone is not."""
+        if any(turn.match != "words" for turn in found):
+            return True
+        return bool(found) and note.path in self.fitting(notes, start, end, sessions, only)
+
+    def fitting(
+        self,
+        notes: NotesIndex,
+        start: datetime,
+        end: datetime,
+        sessions: frozenset[str],
+        only: frozenset[tuple[str, int]] | None = None,
+        limit: int = FITTING,
+    ) -> frozenset[str]:
+        """The notes some turn of ``sessions`` in ``[start, end)`` (of ``only``, as
+        :meth:`mentioning` takes it) fits best: each turn's prompt, answer and tool calls
+        rank the notes by BM25 (``notes``, an index that keeps terms), as the context block
+        ranks them for a task, and its ``limit`` best count. Superseded notes and the session
+        log are never among them. Asked once a window: the last answer is kept."""
+        key = (start, end, sessions, only, limit, id(notes))
+        if self._fits is not None and self._fits[0] == key:
+            return self._fits[1]
+        window: dict[str, Any] = {"start": bound(start), "end": bound(end)}
+        if only is not None:
+            window["only"] = sorted({session for session, _ordinal in only})
+        elif self.upto is not None:
+            window["upto"] = self.upto
+        found: set[str] = set()
+        for row in self._window_rows(window):
+            if row.session in sessions and (only is None or (row.session, row.ordinal) in only):
+                said = "\n".join((row.prompt, row.answer, *json.loads(row.tools or "[]")))
+                found.update(path for path, _ in notes.bm25_scored(terms(said), limit))
+        self._fits = (key, frozenset(found))
+        return self._fits[1]
+
+    def _window_rows(self, window: dict[str, Any]) -> list[Any]:
+        """``session, ordinal, prompt, answer, tools`` of every turn of the window."""
+        return self._rows(
+            "SELECT t.session, t.ordinal, t.prompt, t.answer, t.tools FROM turns t "
+            f"WHERE {self._within(window)}",
+            self._params(window),
+        )
 
     def session_files(self, session: str) -> list[tuple[str, str]]:
         """``(read|edited|cited, path)`` for every file the session's turns touched."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,6 +27,17 @@ class Hit:
     snippet: str
     who: str | None = None
     """Whose session it was, in a team index; None in the local one."""
+    external: list[str] | None = None
+    """What the turn read from outside the project (:attr:`TurnText.external
+    <hippo_core.dream.model.TurnText.external>`); None when it was not recorded."""
+
+
+def outside(stored: str | None) -> list[str] | None:
+    """A turn's ``external`` column as a list (None: not recorded)."""
+    if stored is None:
+        return None
+    found = json.loads(stored)
+    return [str(item) for item in found] if isinstance(found, list) else None
 
 
 def fts_query(query: str) -> str:
@@ -125,7 +137,7 @@ def search(
     where.insert(0, "turns_fts MATCH :query")
     params.update(query=fts_query(query), limit=limit)
     sql = text(
-        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, "
+        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.external, "
         "snippet(turns_fts, -1, '[', ']', ' ... ', 16) AS snippet "
         "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid "
         f"WHERE {' AND '.join(where)} ORDER BY bm25(turns_fts), t.started DESC LIMIT :limit"
@@ -133,6 +145,14 @@ def search(
     with engine.connect() as conn:
         rows = conn.execute(sql, params).all()
     return [
-        Hit(r.session, r.ordinal, r.tool, r.started, r.cwd, " ".join(r.snippet.split()))
+        Hit(
+            r.session,
+            r.ordinal,
+            r.tool,
+            r.started,
+            r.cwd,
+            " ".join(r.snippet.split()),
+            external=outside(r.external),
+        )
         for r in rows
     ]

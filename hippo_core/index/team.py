@@ -3,11 +3,11 @@
 The local index stays what it is (SQLite in ``$HIPPO_HOME``, written by every ingest, read
 when the server is away). A workspace whose ``index_url`` (or ``HIPPO_INDEX_URL``) names a
 server also *pushes*: after each ingest, the sessions of the workspace that changed since
-the last push go to the server, with who (``HIPPO_MEMBER``, else git's ``user.email``, else
-the login name) and which machine (an id made once, in ``$HIPPO_HOME/machine.json``) they
-came from. Only what the local index holds leaves the machine: text already redacted at
-ingest, no private session, no turn of one; a session marked private since it was pushed is
-deleted from the server.
+the last push go to the server, with which machine they came from (an id made once, in
+``$HIPPO_HOME/machine.json``); who pushed them is the login role the server knows. Only
+what the local index holds leaves the machine: text already redacted at ingest, no private
+session, no turn of one; a session marked private since it was pushed is deleted from the
+server.
 
 A push is one transaction, under a lock per machine on the server: a server that goes away
 in the middle keeps none of it, and the local watermark (the local index's generation the
@@ -131,9 +131,18 @@ def _ensure_schema(made: Engine) -> None:
     url = made.url.render_as_string(hide_password=False)
     try:
         with made.begin() as conn:
+            role = str(conn.execute(text("SELECT current_user")).scalar())
+            if not role.isprintable() or len(role) > MEMBER_CHARS:
+                raise HippoError(
+                    f"team index {shown(url)}: the login role {role[:MEMBER_CHARS]!r} is not "
+                    f"one printable line of at most {MEMBER_CHARS} characters, and it names "
+                    "you to your team: connect with a plain role name"
+                )
             conn.execute(text("SELECT pg_advisory_xact_lock(7208, 1)"))  # one creator at a time
             if not inspect(conn).has_table("hippo_meta"):
                 team_schema.metadata.create_all(conn)
+                for statement in team_schema.SECURITY:
+                    conn.execute(text(statement))
                 conn.execute(
                     team_schema.meta.insert().values(
                         key="schema_version", value=str(team_schema.SCHEMA_VERSION)
@@ -146,6 +155,12 @@ def _ensure_schema(made: Engine) -> None:
             if found in {str(old) for old in team_schema.UPGRADES}:
                 found = _upgrade(conn, int(str(found)))
     except DBAPIError as exc:
+        if getattr(getattr(exc, "orig", None), "sqlstate", "") == "42501":  # not the owner
+            raise HippoError(
+                f"team index {shown(url)} has schema {found}, and only the role that owns "
+                f"its tables can bring them up to schema {team_schema.SCHEMA_VERSION}: have "
+                "that member run this hippo once (`hippo ingest`), then try again"
+            ) from None
         raise unreachable(url, exc) from None
     if found != str(team_schema.SCHEMA_VERSION):
         newer = found is not None and found.isdigit() and int(found) > team_schema.SCHEMA_VERSION
@@ -161,6 +176,10 @@ def _ensure_schema(made: Engine) -> None:
         )
 
 
+#: The longest member name (a login role) hippo takes: PostgreSQL's own limit.
+MEMBER_CHARS = 63
+
+
 def _upgrade(conn: Connection, version: int) -> str:
     """Bring a team index of an older ``version`` up to this hippo's, inside the caller's
     transaction (so a server that goes away midway keeps the old one); the version now."""
@@ -173,6 +192,8 @@ def _upgrade(conn: Connection, version: int) -> str:
             conn.execute(text(statement))
         version += 1
     team_schema.metadata.create_all(conn)  # the tables the upgrades added
+    for statement in team_schema.SECURITY:
+        conn.execute(text(statement))
     conn.execute(
         update(team_schema.meta)
         .where(team_schema.meta.c.key == "schema_version")
@@ -220,27 +241,6 @@ def _machine_in(path: Path) -> dict[str, str] | None:
     if isinstance(found, dict) and isinstance(found.get("id"), str) and found["id"]:
         return {"id": found["id"], "name": str(found.get("name") or "")}
     return None
-
-
-def member(workspace: Workspace) -> str:
-    """Who pushes: ``HIPPO_MEMBER``, else git's ``user.email`` here, else the login name."""
-    import getpass
-    import subprocess
-
-    given = os.environ.get("HIPPO_MEMBER", "").strip()
-    if given:
-        return given
-    try:
-        email = subprocess.run(
-            ["git", "-C", str(workspace.root), "config", "user.email"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        email = ""
-    return email or getpass.getuser()
 
 
 # -- pushing -------------------------------------------------------------------------------
@@ -506,8 +506,7 @@ def _send(
 
     from hippo_core.index import team_schema as team
 
-    where = machine()["id"]
-    who, project = member(workspace), project_of(workspace)
+    where, project = machine()["id"], project_of(workspace)
     done = Pushed()
     try:
         with made.begin() as conn:
@@ -526,13 +525,11 @@ def _send(
                 done.sessions += len(batch)
                 handoffs = [_handoff_of(workspace, row) for row in batch]
                 sent.update((row["id"], _digest(h)) for row, h in zip(batch, handoffs, strict=True))
-                done.turns += _send_batch(
-                    conn, local, batch, handoffs, where, who, project, folders
-                )
+                done.turns += _send_batch(conn, local, batch, handoffs, where, project, folders)
             for batch in _batches(others, BATCH):  # of no workspace: under no project
                 done.sessions += len(batch)
                 handoffs = [_handoff_of(None, row) for row in batch]
-                done.turns += _send_batch(conn, local, batch, handoffs, where, who, "", folders)
+                done.turns += _send_batch(conn, local, batch, handoffs, where, "", folders)
     except DBAPIError as exc:
         raise unreachable(url, exc) from None
     return done
@@ -549,7 +546,6 @@ def _send_batch(
     batch: list[dict[str, Any]],
     handoffs: list[Handoff],
     where: str,
-    who: str,
     project: str,
     folders: list[str],
 ) -> int:
@@ -561,10 +557,10 @@ def _send_batch(
     from hippo_core.index import team_schema as team
 
     session_columns = [c.name for c in team.sessions.columns if c.name not in _OURS]
+    # No member is sent: the server names the row's member, the role that writes it.
     values = [
         {
             "machine": where,
-            "member": who,
             "project": project,
             **{name: row.get(name) for name in session_columns},
             "handoff": handoff,
@@ -573,9 +569,7 @@ def _send_batch(
         for row, (handoff, derived) in zip(batch, handoffs, strict=True)
     ]
     statement = insert(team.sessions).values(values)
-    kept: dict[str, Any] = {
-        c: statement.excluded[c] for c in [*session_columns, "member"] if c != "id"
-    }
+    kept: dict[str, Any] = {c: statement.excluded[c] for c in session_columns if c != "id"}
     kept["project"] = _project_kept(team.sessions, statement)
     kept["handoff_derived"] = statement.excluded.handoff_derived
     moved = team.sessions.c.handoff.is_distinct_from(statement.excluded.handoff) | (
@@ -589,7 +583,7 @@ def _send_batch(
         f"SELECT * FROM turns WHERE session IN ({marks}) ORDER BY session, ordinal", ids
     ).fetchall()
     for start in range(0, len(turns), TURN_BATCH):  # within both databases' parameter limits
-        _send_turns(conn, local, turns[start : start + TURN_BATCH], where, who, project, folders)
+        _send_turns(conn, local, turns[start : start + TURN_BATCH], where, project, folders)
     return len(turns)
 
 
@@ -598,7 +592,6 @@ def _send_turns(
     local: sqlite3.Connection,
     turns: list[sqlite3.Row],
     where: str,
-    who: str,
     project: str,
     folders: list[str],
 ) -> None:
@@ -609,17 +602,19 @@ def _send_turns(
     from hippo_core.index import team_schema as team
 
     turn_columns = [c.name for c in team.turns.columns if c.name not in (*_OURS, "id", "search")]
+    # A local index an older hippo wrote lacks the newest columns until an ingest upgrades
+    # it: they go as NULL, "not recorded".
+    present = set(turns[0].keys()) if turns else set()
     rows = [
         {
             "machine": where,
-            "member": who,
             "project": project,
-            **{name: turn[name] for name in turn_columns},
+            **{name: turn[name] if name in present else None for name in turn_columns},
         }
         for turn in turns
     ]
     upsert = insert(team.turns).values(rows)
-    changed: dict[str, Any] = {c: upsert.excluded[c] for c in [*turn_columns, "member"]}
+    changed: dict[str, Any] = {c: upsert.excluded[c] for c in turn_columns}
     changed["project"] = _project_kept(team.turns, upsert)
     keys = conn.execute(
         upsert.on_conflict_do_update(
@@ -704,7 +699,7 @@ def search(
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from hippo_core.index.search import Hit, filters
+    from hippo_core.index.search import Hit, filters, outside
 
     where, params = filters(tool=tool, session=session, since=since)
     where[:0] = ["t.search @@ q"] + (["t.project = :project"] if project is not None else [])
@@ -713,7 +708,7 @@ def search(
         where.append("t.member = :who")
         params["who"] = who
     sql = text(
-        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.member, "
+        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.member, t.external, "
         # As the local index's snippet does: from the prompt when it matches, else the
         # answer, never the two run together.
         "ts_headline('simple', CASE WHEN to_tsvector('simple', t.prompt) @@ q "
@@ -733,6 +728,15 @@ def search(
     finally:
         made.dispose()
     return [
-        Hit(r.session, r.ordinal, r.tool, r.started, r.cwd, " ".join(r.snippet.split()), r.member)
+        Hit(
+            r.session,
+            r.ordinal,
+            r.tool,
+            r.started,
+            r.cwd,
+            " ".join(r.snippet.split()),
+            r.member,
+            outside(r.external),
+        )
         for r in rows
     ]

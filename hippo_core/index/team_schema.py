@@ -7,6 +7,12 @@ same turn pushed twice (by a retry, or by two ingests at once) is one row. ``pro
 name the workspace's sessions go by (``index_project``, default the folder's name): every
 clone of a repository has the same.
 
+Who a row is from is the server's to say, not the client's: ``member`` is the login role
+that wrote it (``current_user``), and row-level security (:data:`SECURITY`, made with the
+tables) lets a member insert, change and delete only rows that are theirs, while every
+member reads every row. A member connects with a role of their own; an administrator makes
+the roles, hippo the rest.
+
 ``arrived`` is the server's own count of arrivals (one sequence for every row): a turn
 takes one when it first reaches the server, a session each time its handoff or its end
 changes. A dream keeps where it stood, so the next run finds what a teammate pushed after
@@ -146,6 +152,48 @@ dreamed = Table(
     Index("hippo_dreamed_project", "project", "at"),
 )
 
+#: The tables a member writes rows of their own in, and how a row names its member.
+_OWN_ROWS = {
+    "hippo_sessions": "member = current_user",
+    "hippo_turns": "member = current_user",
+    "hippo_dreamed": "member = current_user",
+    # A turn's files are its member's: through the turn they belong to.
+    "hippo_touched": (
+        "EXISTS (SELECT 1 FROM hippo_turns t WHERE t.id = turn AND t.member = current_user)"
+    ),
+}
+
+
+def _security() -> tuple[str, ...]:
+    statements = [
+        "GRANT SELECT ON hippo_meta TO PUBLIC",
+        f"GRANT SELECT, INSERT, UPDATE, DELETE ON {', '.join(_OWN_ROWS)} TO PUBLIC",
+        "GRANT USAGE, SELECT ON SEQUENCE hippo_arrival, hippo_turns_id_seq TO PUBLIC",
+    ]
+    for table, own in _OWN_ROWS.items():
+        if table != "hippo_touched":
+            statements.append(f"ALTER TABLE {table} ALTER COLUMN member SET DEFAULT current_user")
+        statements += [
+            f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+            # FORCE: the role that made the tables (their owner) is bound as well.
+            f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+            f"DROP POLICY IF EXISTS hippo_read ON {table}",
+            f"CREATE POLICY hippo_read ON {table} FOR SELECT USING (true)",
+            f"DROP POLICY IF EXISTS hippo_insert ON {table}",
+            f"CREATE POLICY hippo_insert ON {table} FOR INSERT WITH CHECK ({own})",
+            f"DROP POLICY IF EXISTS hippo_update ON {table}",
+            f"CREATE POLICY hippo_update ON {table} FOR UPDATE USING ({own}) WITH CHECK ({own})",
+            f"DROP POLICY IF EXISTS hippo_delete ON {table}",
+            f"CREATE POLICY hippo_delete ON {table} FOR DELETE USING ({own})",
+        ]
+    return tuple(statements)
+
+
+#: Made with the tables, and by the upgrade from schema 1: every member reads every row,
+#: and writes only their own (a superuser, which PostgreSQL never holds to a policy, is
+#: no member: give no member one).
+SECURITY = _security()
+
 #: What brings a team index of each older version up to the next one, in order: hippo
 #: runs them, in one transaction, on the first connection of a newer hippo.
 UPGRADES: dict[int, tuple[str, ...]] = {
@@ -158,5 +206,8 @@ UPGRADES: dict[int, tuple[str, ...]] = {
         "CREATE INDEX IF NOT EXISTS hippo_turns_arrived ON hippo_turns (project, arrived)",
         "ALTER TABLE hippo_sessions ADD COLUMN IF NOT EXISTS handoff_derived BOOLEAN NOT NULL "
         "DEFAULT false",
+        # What the turn read from outside the project (the local index's, schema 4): NULL,
+        # "not recorded", for the turns pushed before.
+        "ALTER TABLE hippo_turns ADD COLUMN IF NOT EXISTS external TEXT",
     ),
 }

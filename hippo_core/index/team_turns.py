@@ -17,11 +17,12 @@ window's questions leave it out, and so does the search for late arrivals.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.dream.model import Chunk
+from hippo_core.dream.model import Chunk, TurnText
 from hippo_core.dream.turns import _KINDS, TurnIndex, bound
 from hippo_core.index import team_schema
 
@@ -31,7 +32,13 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 #: A turn's columns as the readers need them, with whose it is.
-_TURN = "t.id, t.session, t.ordinal, t.started, t.prompt, t.answer, t.tools, t.member"
+_TURN = (
+    "t.id, t.session, t.ordinal, t.started, t.prompt, t.answer, t.tools, t.member, t.machine, "
+    "t.external"
+)
+#: What a turn of this machine that its local index no longer holds reads as: the server's
+#: copy is never taken for this machine's own words.
+NOT_LOCAL = "(this machine's turn is not in its local index; the team index's copy is not read)"
 _WINDOW = "t.project = :project AND t.started >= :start AND t.started < :end"
 #: A turn no other machine's dream has dreamed.
 _OURS_TO_DREAM = (
@@ -48,18 +55,55 @@ class TeamTurnIndex(TurnIndex):
         self.project = project
         self.machine = machine
         self.folder = workspace.root
+        self._local: TurnIndex | None = None
+        self._local_opened = False
+
+    def close(self) -> None:
+        if self._local is not None:
+            self._local.close()
+        super().close()
+
+    def _texts(self, rows: Iterable[Any]) -> list[TurnText]:
+        """The turns of ``rows``: the other members' as the server holds them, this
+        machine's own from its local index, which anyone who can write to the server
+        cannot change (a turn the local index no longer holds reads as :data:`NOT_LOCAL`)."""
+        rows = list(rows)
+        theirs = [row for row in rows if row.machine != self.machine]
+        texts = dict(zip((row.id for row in theirs), super()._texts(theirs), strict=True))
+        found = []
+        for row in rows:
+            if row.machine != self.machine:
+                found.append(texts[row.id])
+                continue
+            mine = self._mine(row.session, row.ordinal)
+            found.append(
+                mine or TurnText(row.session, row.ordinal, row.started, NOT_LOCAL, NOT_LOCAL)
+            )
+        return found
+
+    def _mine(self, session: str, ordinal: int) -> TurnText | None:
+        if not self._local_opened:
+            from hippo_core.home import index_path
+
+            self._local_opened = True
+            self._local = TurnIndex.open(index_path(), self.folder)
+        return self._local.turn(session, ordinal) if self._local is not None else None
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:
         return super()._rows(sql, {"project": self.project, "machine": self.machine, **params})
 
-    def records(self) -> list[dict[str, Any]]:
+    def records(self, latest: int | None = None) -> list[dict[str, Any]]:
         """The other machines' sessions of the project, as session records the dream reads
-        (``kind`` ``team``, with ``who``): this machine's are in ``.hippo/sessions/``."""
+        (``kind`` ``team``, with ``who``): this machine's are in ``.hippo/sessions/``. With
+        ``latest``, only that many, those that started last (their first prompts looked up
+        for those alone)."""
+        some = "" if latest is None else " ORDER BY started DESC NULLS LAST LIMIT :latest"
         rows = self._rows(
             "SELECT s.*, (SELECT t.prompt FROM hippo_turns t WHERE t.machine = s.machine "
-            "AND t.session = s.id ORDER BY t.ordinal LIMIT 1) AS task FROM hippo_sessions s "
-            "WHERE s.project = :project AND s.machine <> :machine ORDER BY s.started, s.id",
-            {},
+            "AND t.session = s.id ORDER BY t.ordinal LIMIT 1) AS task FROM (SELECT * FROM "
+            f"hippo_sessions WHERE project = :project AND machine <> :machine{some}) s "
+            "ORDER BY s.started, s.id",
+            {"latest": max(latest or 0, 0)},
         )
         return [
             {
@@ -147,20 +191,19 @@ class TeamTurnIndex(TurnIndex):
         )
         return {r.session: r.member for r in rows}
 
-    def record_dreamed(self, chunk: Chunk, handoffs: list[str], who: str) -> None:
+    def record_dreamed(self, chunk: Chunk, handoffs: list[str]) -> None:
         """Say on the server that this machine's dream has dreamed the turns of ``chunk``
         (its chosen turns, or the window's turns up to the last arrival it read) and the
-        handoffs of the sessions ``handoffs``."""
+        handoffs of the sessions ``handoffs``; the server names the member who did."""
         from sqlalchemy import text
 
         from hippo_core.clock import stamp
 
-        who_at = {"who": who, "at": stamp()}
+        who_at = {"at": stamp()}
         insert = (
-            "INSERT INTO hippo_dreamed (machine, session, ordinal, project, dreamer, member, "
-            "at) SELECT {what}, CAST(:project AS text), CAST(:machine AS varchar), "
-            "CAST(:who AS text), CAST(:at AS text) FROM {where} "
-            "ON CONFLICT DO NOTHING"
+            "INSERT INTO hippo_dreamed (machine, session, ordinal, project, dreamer, at) "
+            "SELECT {what}, CAST(:project AS text), CAST(:machine AS varchar), "
+            "CAST(:at AS text) FROM {where} ON CONFLICT DO NOTHING"
         )
         statements: list[tuple[str, dict[str, Any]]] = []
         if chunk.turns is not None:
@@ -241,6 +284,12 @@ class TeamTurnIndex(TurnIndex):
             "FROM hippo_turns t, to_tsquery('simple', :query) q "
             f"WHERE {self._within(window)} AND t.search @@ q ORDER BY score DESC LIMIT 500",
             {"query": _tsquery_of(term), **window},
+        )
+
+    def _window_rows(self, window: dict[str, Any]) -> list[Any]:
+        return self._rows(
+            f"SELECT {_TURN} FROM hippo_turns t WHERE {self._within(window)}",
+            self._params(window),
         )
 
     def _turn_rows(self, session: str, ordinal: int) -> list[Any]:

@@ -36,7 +36,7 @@ from collections import Counter
 from hippo_core.locate import utf8_name
 from hippo_core.notes.links import resolve
 from hippo_core.notes.terms import note_terms
-from hippo_core.notes.text import singular
+from hippo_core.notes.text import LOG_HEADER, singular
 from hippo_core.version import __version__
 
 TYPE_CHECKING = False
@@ -49,16 +49,18 @@ if TYPE_CHECKING:
 #: Bumped when the tables or what reading a note yields change, its terms' stems and common
 #: words (terms.py) and the headings rule's plural folding among it: an older index is
 #: rebuilt, never ranked by stale stems.
-FORMAT = "7"
+FORMAT = "8"
 RACY_NS = 2_000_000_000
 #: The conventional status of a note that is no longer true (the concepts' "superseded").
 SUPERSEDED = "superseded"
+#: How a note hippo generates begins: the session log (``hippo log``), never ranked.
+GENERATED = LOG_HEADER.encode("utf-8")
 BUSY_MS = 10_000
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # A folder's listing: (subfolders, {note file name: (size, mtime_ns, inode) or None}).
     "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime_ns INTEGER, listing BLOB)",
-    # ranked: 0 for a superseded note, which is never one of the relevant notes.
+    # ranked: 0 for a superseded note or the session log, never one of the relevant notes.
     "CREATE TABLE IF NOT EXISTS notes (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
     "title TEXT NOT NULL, first_line TEXT NOT NULL, review_after INTEGER, "
     "length INTEGER NOT NULL, ranked INTEGER NOT NULL, data BLOB NOT NULL)",
@@ -350,9 +352,11 @@ class NotesIndex:
         meta = note.meta
         updated = meta.updated.toordinal() if meta.updated else 0  # undated ranks last
         counts = note_terms(note, raw) if self.with_terms else None
-        # A superseded note (status: superseded) says what is no longer true: it is kept,
-        # linted and linked, but never ranked as relevant, so its old words leave the block.
-        ranked = (meta.status or "").strip().lower() != SUPERSEDED
+        # A superseded note (status: superseded) says what is no longer true, and the
+        # session log is hippo's own list of sessions, matching every task: both are kept,
+        # linted and linked, but never ranked as relevant, so their words leave the block.
+        superseded = (meta.status or "").strip().lower() == SUPERSEDED
+        ranked = not superseded and not raw.startswith(GENERATED)
         self.conn.execute(
             "INSERT INTO notes (path, name, title, first_line, review_after, length, ranked, "
             "data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",

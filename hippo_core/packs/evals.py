@@ -112,12 +112,16 @@ def resolve_pack(spec: str, workspace: Workspace | None, plugins: Plugins) -> tu
             f"no pack folder {spec}, and no workspace here (.hippo/ in this folder or above) "
             "whose packs could have that name; give a pack folder"
         )
-    from hippo_core.dream.packs import load_packs
+    from hippo_core.packs.running import load_here
 
-    packs = load_packs(workspace, plugins)
+    loaded = load_here(workspace, plugins)
+    packs = loaded.packs
     for pack in packs:
         if pack.name == spec:
             return pack.name, pack.root
+    for item in loaded.left_out:
+        if item.name == spec:
+            raise HippoError(item.line())
     if folder.is_dir():
         raise HippoError(f"{spec}: not a pack (it has no passes/ folder); give a pack folder")
     known = ", ".join(pack.name for pack in packs) or "none"
@@ -208,11 +212,11 @@ def _run(
     temp: Path,
 ) -> CaseResult:
     from hippo_core.atomic import atomic_write
-    from hippo_core.dream.packs import load_passes
     from hippo_core.dream.run import Options, dream
     from hippo_core.home import index_path
     from hippo_core.index.derived import write_derived
     from hippo_core.index.ingest import ingest
+    from hippo_core.packs.running import load_here
     from hippo_core.workspace import Workspace
 
     root = temp / "workspace"
@@ -222,9 +226,13 @@ def _run(
     summary = ingest(extra_dirs=folders, defaults=False)
     write_derived(index_path(), workspace)
     since, until, sessions = _window(case, workspace)
+    loaded = load_here(workspace, plugins)
+    for item in loaded.left_out:
+        if item.name == pack:  # the pack under test: its cases cannot run without it
+            raise HippoError(item.line())
     passes = [
         p
-        for p in load_passes(workspace, plugins)
+        for p in loaded.passes()
         if p.pack == pack and (case.passes is None or p.name in case.passes)
     ]
     model, recording = _model(mode, case, workspace, plugins, passes)
