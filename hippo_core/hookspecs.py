@@ -213,8 +213,10 @@ def hippo_event(workspace: Workspace, event: Event) -> None:
 
     Called as each step completes (a chunk started, a proposal written, a verdict given,
     a change about to be applied, applied or not, a revert, the dream finished), with the
-    ids and paths involved in ``event.data``. A plugin uses it to log or notify; what it
-    returns is ignored, and an exception in it fails the command that sent the event.
+    ids and paths involved in ``event.data``; and ``setting_changed`` when ``hippo config
+    set`` changed a plugin's key (``key``, ``from``, ``to``, and ``by``, who ran it). A
+    plugin uses it to log or notify; what it returns is ignored, and an exception in it
+    fails the command that sent the event.
     """
 
 

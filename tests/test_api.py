@@ -109,7 +109,6 @@ PUBLIC = {
         "JSON_OPTION",
         "command_group",
         "current_workspace",
-        "labelled",
         "print_json",
         "printable",
         "subcommand",

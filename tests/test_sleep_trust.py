@@ -28,13 +28,14 @@ FRAGMENTS = (
 )
 
 
-def as_agent(root: Path, errlog: Path, body: Any) -> None:
-    """``body(agent)`` against ``hippo mcp`` in ``root``, as a client that says its name."""
+def as_agent(root: Path, errlog: Path, body: Any, env: dict[str, str] | None = None) -> None:
+    """``body(agent)`` against ``hippo mcp`` in ``root``, as a client that says its name;
+    ``env`` adds to the server's environment (what an agent sets for the servers it starts)."""
 
     @contextlib.asynccontextmanager
     async def connect() -> AsyncIterator[Agent]:
         params = StdioServerParameters(
-            command=SERVER[0], args=SERVER[1:], cwd=root, env=server_env()
+            command=SERVER[0], args=SERVER[1:], cwd=root, env={**server_env(), **(env or {})}
         )
         me = types.Implementation(name="test-agent", version="7.1")
         with errlog.open("w") as log:
