@@ -123,6 +123,42 @@ def call(argv: list[str], env: dict[str, str], cwd: Path, stdin: str | None = No
         )
 
 
+#: What ``hippo review`` asks a person, and the code it shows.
+CODE = re.compile(rb"type the code ([A-Z0-9]{4}) and press Enter: ")
+
+
+def at_terminal(argv: list[str], env: dict[str, str], cwd: Path) -> Done:
+    """Run ``argv`` on a pseudo-terminal and type back the code hippo shows, as a person at
+    her keyboard does: what only a person may approve (a core from one fragment) lands. What
+    it printed, standard error included, is ``out``."""
+    import pty
+
+    began = time.perf_counter()
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
+    said, typed = b"", False
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the terminal closed when the command ended
+            break
+        if not chunk:
+            break
+        said += chunk
+        found = CODE.search(said)
+        if found and not typed:
+            typed = True
+            os.write(fd, found.group(1) + b"\n")
+    _, status, usage = os.wait4(pid, 0)
+    os.close(fd)
+    text = said.decode(errors="replace").replace("\r\n", "\n")
+    wall = time.perf_counter() - began
+    cpu = usage.ru_utime + usage.ru_stime
+    return Done(os.waitstatus_to_exitcode(status), text, "", cpu, wall)
+
+
 @dataclass
 class Session:
     """One session worked, as the bench knows it: what it touched and when it reached an
@@ -190,10 +226,20 @@ class Month:
         )
 
     def run(
-        self, m: str, t: datetime, *argv: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)
+        self,
+        m: str,
+        t: datetime,
+        *argv: str,
+        stdin: str | None = None,
+        ok: tuple[int, ...] = (0,),
+        terminal: bool = False,
     ) -> Done:
-        """``hippo ARGV`` as ``m`` at ``t``; a traceback or an unexpected exit is a problem."""
-        done = call([self.hippo, *argv], self.env(m, t), self.ws(m), stdin)
+        """``hippo ARGV`` as ``m`` at ``t`` (``terminal``: at her terminal, :func:`at_terminal`);
+        a traceback or an unexpected exit is a problem."""
+        if terminal:
+            done = at_terminal([self.hippo, *argv], self.env(m, t), self.ws(m))
+        else:
+            done = call([self.hippo, *argv], self.env(m, t), self.ws(m), stdin)
         if done.rc not in ok or "Traceback" in done.out + done.err:
             self.problems.append(
                 f"day {self.night.day} {m} hippo {' '.join(argv)[:80]}: exit {done.rc}: "
@@ -370,8 +416,8 @@ class Month:
                         decide += ["--deny", f"{op['index']}={why}"]
                     else:
                         decide += ["--approve", str(op["index"])]
-                if decide:
-                    self.run("alice", t, "review", item["id"], *decide)
+                if decide:  # alice at her terminal: a core from one fragment is a person's
+                    self.run("alice", t, "review", item["id"], *decide, terminal=True)
             self.run("alice", t + timedelta(seconds=30), "sleep", "tick")
 
     # -- dreams ------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from hippo_core.agent_env import without_agent
     from hippo_core.atomic import atomic_write
     from hippo_core.budget import ContextBlock, ContextPart, OverBudget
     from hippo_core.cli.common import (
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     )
     from hippo_core.clock import now, utc_now
     from hippo_core.context import build_context
-    from hippo_core.deciders import describe_decider
+    from hippo_core.deciders import acting_now, at_terminal, describe_decider, same_author
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
     from hippo_core.dream.blocks import as_material, quoted_field, token_field
@@ -159,7 +160,8 @@ _HOMES = {
     ),
     "hippo_core.review": ("review_items",),
     "hippo_core.forgetting": ("forget_text",),
-    "hippo_core.deciders": ("describe_decider",),
+    "hippo_core.deciders": ("acting_now", "at_terminal", "describe_decider", "same_author"),
+    "hippo_core.agent_env": ("without_agent",),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
     "hippo_core.dream.blocks": ("as_material", "quoted_field", "token_field"),
@@ -256,8 +258,10 @@ __all__ = [
     "Verdict",
     "Workspace",
     "__version__",
+    "acting_now",
     "api_key_from_env",
     "as_material",
+    "at_terminal",
     "atomic_write",
     "build_context",
     "case_folder",
@@ -293,6 +297,7 @@ __all__ = [
     "redact_text",
     "render_prompt",
     "review_items",
+    "same_author",
     "session_records",
     "settings_table",
     "settle",
@@ -302,4 +307,5 @@ __all__ = [
     "token_field",
     "update_settings",
     "utc_now",
+    "without_agent",
 ]

@@ -213,8 +213,10 @@ def hippo_event(workspace: Workspace, event: Event) -> None:
 
     Called as each step completes (a chunk started, a proposal written, a verdict given,
     a change about to be applied, applied or not, a revert, the dream finished), with the
-    ids and paths involved in ``event.data``. A plugin uses it to log or notify; what it
-    returns is ignored, and an exception in it fails the command that sent the event.
+    ids and paths involved in ``event.data``; and ``setting_changed`` when ``hippo config
+    set`` changed a plugin's key (``key``, ``from``, ``to``, and ``by``, who ran it). A
+    plugin uses it to log or notify; what it returns is ignored, and an exception in it
+    fails the command that sent the event.
     """
 
 
@@ -226,6 +228,23 @@ def hippo_pass_gate(workspace: Workspace, pass_: Pass, chunk: Chunk) -> str | No
     Called by ``hippo dream`` for every pass of every chunk, before any reader or model; the
     first plugin that answers decides. The sleep pack answers for its own passes, which run from
     ``hippo sleep`` when a brief is open and no chain is.
+    """
+
+
+@hookspec(firstresult=True)
+def hippo_verdict_refused(
+    workspace: Workspace, item: dict[str, Any], verdict: str, by: dict[str, Any]
+) -> str | None:
+    """Say whether ``by`` may give ``verdict`` on a queued proposal: None lets it, a
+    sentence refuses it (``hippo review`` and ``review_decide`` answer with it, and nothing
+    is recorded).
+
+    Called by ``hippo review`` and the MCP tool ``review_decide`` before a verdict on a
+    proposal the ``queue`` reviewer holds is written; ``item`` is the proposal's record,
+    ``verdict`` ``confirm`` or ``reject``, ``by`` who decides
+    (:data:`hippo_core.deciders.Decider`). The first plugin that answers decides. The sleep
+    pack refuses a confirmation by anyone but a person while its ``review = "person"``
+    is in force: one switch for every queue.
     """
 
 

@@ -484,6 +484,25 @@ class Plugins:
                 return str(answer)
         return None
 
+    def verdict_refused(
+        self, workspace: Workspace, item: dict[str, Any], verdict: str, by: dict[str, Any]
+    ) -> str | None:
+        """Why ``by`` may not give ``verdict`` on the queued proposal ``item``, from the first
+        plugin that says, or None when it may."""
+        for impl in self._impls("hippo_verdict_refused"):
+            self._calling = impl.plugin_name
+            answer = self._call_one(
+                impl,
+                "hippo_verdict_refused",
+                workspace=workspace,
+                item=item,
+                verdict=verdict,
+                by=by,
+            )
+            if answer is not None:
+                return str(answer)
+        return None
+
     def notes_left_alone(
         self, workspace: Workspace, pass_: Any, notes: list[Note]
     ) -> dict[str, tuple[str, str]]:

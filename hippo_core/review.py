@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.errors import UsageError
+from hippo_core.errors import HippoError, UsageError
 from hippo_core.review_queues import ReviewQueue, queues
 
 if TYPE_CHECKING:
@@ -71,6 +71,9 @@ def decide_proposal(
 
     if verdict not in ("confirm", "reject"):
         raise UsageError(f"a proposal is confirmed or rejected, not {verdict!r}")
+    refused = plugins.verdict_refused(workspace, proposals.load(workspace, proposal), verdict, by)
+    if refused:
+        raise HippoError(refused)
     settled = proposals.decide(workspace, plugins, proposal, verdict, notes, by=by)
     receipt = workspace.relative(settled.receipt)
     return {

@@ -18,30 +18,13 @@ def in_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
 
 
 def run_in_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
-    """``argv``'s exit code and what it writes on the terminal (stdout and stderr)."""
-    import pty
+    """``argv``'s exit code and what it writes on the terminal (stdout and stderr), run as
+    a person runs it (:func:`tests.terminal.in_a_terminal`): under no agent, typing back
+    the code ``hippo review`` shows before it decides as a person."""
+    from hippo_core.agent_env import without_agent
+    from tests.terminal import in_a_terminal
 
-    master, slave = pty.openpty()
-    try:
-        process = subprocess.Popen(
-            argv, cwd=cwd, env={**env, "TERM": "xterm"}, stdin=slave, stdout=slave, stderr=slave
-        )
-    finally:
-        os.close(slave)
-    chunks = []
-    try:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the program ended and the terminal closed
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        os.close(master)
-        code = process.wait(timeout=60)
-    return code, b"".join(chunks).decode("utf-8", "replace")
+    return in_a_terminal(cwd, argv=argv, env={**without_agent(env), "TERM": "xterm"}, crlf=True)
 
 
 #: What a full-screen program asks its terminal at start, and what a terminal answers: the

@@ -23,6 +23,15 @@ class Sleepy:
         assert run.code == 0, (args, run.out, run.err)
         return run
 
+    def as_person(self, *args: str) -> str:
+        """``hippo ARGS`` as a person at a terminal, typing back the code it shows: what a
+        verbatim, a core from one fragment and ``review = "person"`` need."""
+        from tests.terminal import in_a_terminal
+
+        code, said = in_a_terminal(self.root, *args)
+        assert code == 0, (args, said)
+        return said
+
     def json(self, *args: str) -> Any:
         return json.loads(self.ok(*args, "--json").out)
 

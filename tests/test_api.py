@@ -78,7 +78,6 @@ PUBLIC = {
     ],
     "applying changes, with receipts and snapshots": [
         "Settled",
-        "describe_decider",
         "forget_text",
         "new_id",
         "proposal_record",
@@ -88,6 +87,13 @@ PUBLIC = {
         "record_proposal",
         "review_items",
         "settle",
+    ],
+    "who acts and who decides": [
+        "acting_now",
+        "at_terminal",
+        "describe_decider",
+        "same_author",
+        "without_agent",
     ],
     "rendering prompts": [
         "as_material",

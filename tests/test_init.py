@@ -43,6 +43,7 @@ LOCAL_ONLY = [
     "/.hippo/sleep/formats.json",
     "/.hippo/sleep/serve.lock",
     "/.hippo/sleep/serve.token",
+    "/.hippo/sleep/review.json",
 ]
 
 

@@ -202,6 +202,7 @@ def test_the_sleep_packs_tools_and_its_drafts_in_review(
 ):
     root = make_workspace()
     make_sleepy(root, hippo)  # no model: mechanical mode drafts a core of each cluster
+    found: dict[str, Any] = {}
 
     async def body(agent: Agent) -> None:
         ids = [
@@ -228,6 +229,13 @@ def test_the_sleep_packs_tools_and_its_drafts_in_review(
         )
         assert checked == "operation 0: a critique is required to deny"
         every = [{"op": op["index"], "verdict": "approve"} for op in shown["item"]["operations"]]
+        # This session wrote the fragments: it may not approve them (issue 37).
+        own = await agent.error("review_decide", id=draft, decisions=every)
+        assert "no session approves what it wrote" in own
+        found["draft"], found["every"] = draft, every
+
+    async def another(agent: Agent) -> None:
+        draft, every = found["draft"], found["every"]
         landed = await agent.ok("review_decide", id=draft, decisions=every)
         assert landed["ok"] and landed["approved"] == len(every)  # a core and its satellites
         [core] = [p.stem for p in (root / "notes/cores").glob("*.md")]
@@ -245,6 +253,7 @@ def test_the_sleep_packs_tools_and_its_drafts_in_review(
         assert empty == "a fragment needs text: hippo remember 'what to keep'"
 
     drive(root, tmp_path / "stderr.txt", body)
+    drive(root, tmp_path / "another.txt", another)  # a second session: it may approve
     assert hippo("sleep", "status", "--json", cwd=root).code == 0
 
 

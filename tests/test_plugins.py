@@ -50,6 +50,7 @@ def test_every_hookspec_is_documented():
         "hippo_register_sources",
         "hippo_register_tools",
         "hippo_register_validators",
+        "hippo_verdict_refused",
     ]
     for name in HOOKS:
         doc = inspect.getdoc(getattr(hookspecs, name)) or ""

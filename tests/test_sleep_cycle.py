@@ -369,7 +369,10 @@ def test_mechanical_mode_keeps_every_fact_of_a_topic(
     ]
     assert ops[1]["evidence_count"] == 2  # the shorter one is all in it: its evidence
     assert night.draft()["extra"]["model_mode"] == "mechanical"
-    night.ok("review", night.draft()["id"], "--approve", "0", "--approve", "1", "--approve", "2")
+    # A verbatim is a person's to approve (issue 37): at a terminal, with the code.
+    night.as_person(
+        "review", night.draft()["id"], "--approve", "0", "--approve", "1", "--approve", "2"
+    )
     night.ok("review", night.draft()["id"], "--deny", "3=not evidence of this core")
     night.ok("nudge")  # the fact denied as evidence is offered as a core of its own, once
     [again] = night.draft()["operations"]
@@ -408,7 +411,8 @@ def test_mechanical_mode_attaches_to_a_topics_core_and_supersedes_a_changed_valu
         ("supersede", "local-redis-port"),
         ("attach", "local-redis-port"),
     ]
-    night.ok("review", night.draft()["id"], "--approve", "0", "--approve", "1")
+    # A core from one fragment is a person's to approve (issue 37).
+    night.as_person("review", night.draft()["id"], "--approve", "0", "--approve", "1")
     cores = night.cores()
     [new] = [name for name in cores if name != "local-redis-port"]
     assert f'superseded_by: "{new}"' in cores["local-redis-port"]

@@ -99,7 +99,7 @@ def test_started_for_a_sleep_kept_while_the_chain_is_open_stopped_when_it_ends(
     status = night.json("sleep", "status")["model_lifecycle"]
     assert status["running"] is True and status["owner"] == "hippo" and status["pid"] == pid
     draft = night.draft()
-    night.ok("review", draft["id"], "--approve", "0")
+    night.as_person("review", draft["id"], "--approve", "0")
     ticked = night.json("sleep", "tick")  # the chain landed: the cycle is over
     assert ticked["model_stopped"] == "the cycle is over"
     assert not process_alive(pid) and "model_stopped" in night.events()
@@ -118,7 +118,7 @@ def test_in_external_mode_the_halves_of_a_tick_stop_what_hippo_started(
     assert checked["slept"]["outcome"] == "drafted" and "model_stopped" not in checked
     pid = model_state(night)["pid"]
     assert process_alive(pid)  # the chain is open: kept warm
-    night.ok("review", night.draft()["id"], "--approve", "0")
+    night.as_person("review", night.draft()["id"], "--approve", "0")
     tended = night.json("sleep", "tend")  # closes the chain, and so ends the cycle
     assert tended["closed"] and tended["model_stopped"] == "the cycle is over"
     assert not process_alive(pid) and "model_stopped" in night.events()
@@ -161,7 +161,7 @@ def test_a_server_somebody_else_started_is_used_and_never_stopped(
                 time.sleep(0.05)
         assert sleep_on_three(night)["check"]["slept"]["outcome"] == "drafted"
         assert "model_started" not in night.events()
-        night.ok("review", night.draft()["id"], "--approve", "0")
+        night.as_person("review", night.draft()["id"], "--approve", "0")
         assert "model_stopped" not in night.json("sleep", "tick")
         assert theirs.poll() is None and "model_stopped" not in night.events()
     finally:

@@ -159,11 +159,11 @@ def test_every_planted_secret_in_every_way_in_is_never_kept_sent_or_named(
     first = night.draft()
     kinds = [op["kind"] for op in first["operations"]]
     assert kinds == ["verbatim", "new_core", "new_core"], first["operations"]
-    reviewed = night.ok(
+    reviewed = night.as_person(
         "review", first["id"], "--approve", "0", "--approve", "2",
         "--deny", f"1=not this: {SECRETS}", "--note", ONE_LINE,
     )  # fmt: skip
-    assert "operation 0: landed in notes/cores/" in reviewed.out
+    assert "operation 0: landed in notes/cores/" in reviewed
     verbatim_core = night.draft()["operations"][0]["long_term_id"]
     chat.operations(
         {
@@ -284,7 +284,7 @@ def test_a_secret_the_drafting_model_writes_of_its_own_is_redacted_too(
         "the model's answer was not the JSON asked for (`hippo sleep history` shows how it began)"
     )
     assert failure["answer"] == "I cannot answer that: the token is [redacted:github-token]"
-    night.ok("review", night.draft()["id"], "--approve", "0", "--deny", "1=not now")
+    night.as_person("review", night.draft()["id"], "--approve", "0", "--deny", "1=not now")
     assert "redacted-aws-access-key-deploy-keys-rotate-monthly" in night.cores()
     for path in night.root.rglob("*"):
         assert_no_secret_in_name(path.as_posix())

@@ -20,6 +20,7 @@ from hippo_packs.sleep.wake.ripple import NOBODY, NUDGE, message
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.local_http import recorder
 from tests.sleep_scene import Sleepy, make_sleepy
+from tests.test_real_agents import claude_installed  # noqa: F401  (a fixture)
 from tests.test_sleep_notify import receiver_check, webhook
 
 ROOT = os.name == "posix" and os.geteuid() == 0
@@ -278,3 +279,94 @@ def test_a_ripple_command_that_does_not_exist_is_recorded_and_the_sleep_goes_on(
     [refused] = ripples(night)
     assert refused["ripple"] == "refused"
     assert refused["error"] == "[sleep.ripple] command: 'no-such-ripple-program' is not on PATH"
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("claude_installed")
+def test_the_ripple_wakes_the_real_claude_code_a_session_of_its_own_that_lands_the_draft(
+    make_workspace: WorkspaceMaker,
+    hippo: HippoRunner,
+    anthropic: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Seren's loop with separation of duties (issue 37): a day session of Claude Code keeps
+    fragments, writes the brief and nudges from its shell; the ripple starts ``claude -p``
+    (the real program, its model scripted), a session of its own, which reviews through
+    hippo's MCP tools and lands the draft the day session could not approve."""
+    import subprocess
+    import sys
+
+    from hippo_core.processes import process_alive
+    from tests.terminal import clean_env
+    from tests.test_real_agents import CLAUDE
+
+    home = Path(os.environ["HOME"])
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home))  # where Claude Code keeps its state
+    night = make_sleepy(make_workspace(), hippo)
+    assert hippo("mcp", "install", "claude-code", "--user", cwd=night.root).code == 0
+    command = [CLAUDE, "-p", "{message}", "--allowedTools", "mcp__hippo"]
+    ripple_settings(
+        night,
+        type="script",
+        command=command,
+        events=["draft_submitted"],
+        **({"run_as": "root"} if ROOT else {}),
+    )
+    with (night.root / ".hippo" / "settings.toml").open("a", encoding="utf-8") as handle:
+        handle.write('[sleep.ripple.messages]\ndraft_submitted = "HIPPO-REVIEW {draft_id}"\n')
+    model = {
+        "ANTHROPIC_BASE_URL": anthropic.url,
+        "ANTHROPIC_API_KEY": "dummy",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CONFIG_DIR": str(home),
+        # run_as resets HOME to the account's: Claude Code's cache stays in the test's.
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+    }
+    day = clean_env(CLAUDECODE="1", CLAUDE_CODE_SESSION_ID="day-session", **model)
+
+    def as_the_day_session(*args: str) -> str:
+        run = subprocess.run(
+            [sys.executable, "-m", "hippo_core", *args],
+            cwd=night.root,
+            env=day,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert run.returncode == 0, (args, run.stdout, run.stderr)
+        return run.stdout
+
+    for text in ("deploy runs from main", "deploy from main only", "main is where we deploy"):
+        as_the_day_session("remember", text, "--topic", "deploy")
+    as_the_day_session("brief", "--summary", "deploys", "--promote", "deploy")
+    as_the_day_session("nudge")
+    draft = night.draft()
+    refused = subprocess.run(
+        [sys.executable, "-m", "hippo_core", "review", draft["id"], "--approve", "0"],
+        cwd=night.root,
+        env=day,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode == 1 and "the same session (day-session)" in refused.stderr
+
+    [started] = [r for r in ripples(night) if r["event"] == "draft_submitted"]
+    assert started["ripple"] == "started", started
+    deadline = time.monotonic() + 300
+    while process_alive(started["pid"]) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    reviewed = night.draft()
+    assert [op["status"] for op in reviewed["operations"]] == ["approved"] * len(
+        reviewed["operations"]
+    ), (reviewed, anthropic.requests[-1:])
+    by = reviewed["operations"][0]["decided_by"]
+    assert (by["way"], by["agent"], by["person"]) == ("mcp", "claude-code", False)
+    assert by["session"] not in ("day-session", "") and by["client"].startswith("claude-code")
+    assert night.cores()

@@ -61,7 +61,8 @@ def review(night: Sleepy, draft: dict[str, Any], *, deny_first: bool) -> None:
             d.update(verdict="deny", critique="its core was denied")
     path = night.root / "decisions.json"
     path.write_text(json.dumps(decisions))
-    night.ok("review", draft["id"], "--decisions", str(path))
+    # A person reviews: a core from one fragment is a person's to approve (issue 37).
+    night.as_person("review", draft["id"], "--decisions", str(path))
 
 
 def test_three_nights_of_extractive_drafting_with_a_real_small_model(

@@ -549,7 +549,7 @@ def test_config_set_refuses_a_value_out_of_its_range_and_names_the_table_of_a_ke
         "error: 'max_attempts' is a key of [sleep]: hippo config set sleep.max_attempts 5\n",
     )
     whole = night.ok("config", "get", "sleep").out
-    assert whole.startswith('mode = "thread"\n') and "max_attempts = 5\n" in whole
+    assert whole.startswith('[sleep]\nmode = "thread"\n') and "max_attempts = 5\n" in whole
     assert '\n[sleep.model]\nurl = ""\n' in whole and "[sleep.model.lifecycle]" in whole
 
 

@@ -28,13 +28,14 @@ FRAGMENTS = (
 )
 
 
-def as_agent(root: Path, errlog: Path, body: Any) -> None:
-    """``body(agent)`` against ``hippo mcp`` in ``root``, as a client that says its name."""
+def as_agent(root: Path, errlog: Path, body: Any, env: dict[str, str] | None = None) -> None:
+    """``body(agent)`` against ``hippo mcp`` in ``root``, as a client that says its name;
+    ``env`` adds to the server's environment (what an agent sets for the servers it starts)."""
 
     @contextlib.asynccontextmanager
     async def connect() -> AsyncIterator[Agent]:
         params = StdioServerParameters(
-            command=SERVER[0], args=SERVER[1:], cwd=root, env=server_env()
+            command=SERVER[0], args=SERVER[1:], cwd=root, env={**server_env(), **(env or {})}
         )
         me = types.Implementation(name="test-agent", version="7.1")
         with errlog.open("w") as log:
@@ -85,16 +86,19 @@ def test_an_agents_approval_is_named_on_the_draft_the_receipt_the_core_and_the_a
         )
         assert landed["approved"] == 1
 
+    # Another connection than the one that wrote the fragments: another session (issue 37).
     as_agent(night.root, tmp_path / "review.txt", approve)
-    by = {
+    op = night.draft()["operations"][0]
+    by = op["decided_by"]
+    assert by["connection"].startswith("stdio ")
+    assert by == {
         "way": "mcp",
         "person": False,
         "client": "test-agent 7.1",
         "tool": "review_decide",
-        "session": "agent-7",
+        "connection": by["connection"],
+        "open_session": "agent-7",
     }
-    op = night.draft()["operations"][0]
-    assert op["decided_by"] == by
     landed = receipt(night.root, draft)
     assert landed["invocation"]["by"] == by and landed["invocation"]["command"] == "mcp"
     assert (
@@ -136,7 +140,7 @@ def test_when_a_person_must_approve_an_agent_and_a_pipe_cannot(
         check=False,
     )
     assert piped.returncode == 1 and "a person must approve drafts" in piped.stderr
-    assert "(hippo review, no terminal)" in piped.stderr
+    assert "(a command with no terminal)" in piped.stderr
     assert (json.dumps(night.draft()), night.cores()) == before
 
     code, said = in_a_terminal(night.root, "review", draft, "--approve", "0")

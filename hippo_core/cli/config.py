@@ -9,6 +9,7 @@ from hippo_core.cli.common import HippoCommand, command_group, current_workspace
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.settings import Settings
+    from hippo_core.workspace import Workspace
 
 app = command_group("Read and change workspace settings.")
 
@@ -57,10 +58,14 @@ def set_(
     shown = found.relative(found.settings_path)
     _whole(key)
     if "." in key:
-        from hippo_core.plugin_settings import set_plugin_setting
+        from hippo_core.plugin_settings import get_plugin_setting, set_plugin_setting
         from hippo_core.plugins import load_plugins
+        from hippo_core.workspace import Workspace
 
-        set_plugin_setting(found, load_plugins(), key, value, shown_as=shown)
+        plugins = load_plugins()
+        old = get_plugin_setting(found, plugins, key)
+        set_plugin_setting(found, plugins, key, value, shown_as=shown)
+        _changed(found, key, old, get_plugin_setting(Workspace.open(found.root), plugins, key))
         return
     _misplaced(key, f"set {{key}} {value}")
 
@@ -71,6 +76,19 @@ def set_(
         check_value(found.folder, load_plugins(), key, settings, shown)
 
     set_setting(found.settings_path, key, value, shown_as=shown, check=usable)
+
+
+def _changed(found: Workspace, key: str, old: object, new: object) -> None:
+    """Tell the plugins a setting changed (the event ``setting_changed``), and who changed
+    it: the sleep pack keeps each change of its ``review`` for a person to see."""
+    if old == new:
+        return
+    from hippo_core.deciders import acting_now
+    from hippo_core.events import Event
+    from hippo_core.plugins import load_plugins
+
+    data = {"key": key, "from": old, "to": new, "by": acting_now(found, "hippo config set")}
+    load_plugins().event(found, Event("setting_changed", data))
 
 
 def _plugin_table(key: str) -> bool:

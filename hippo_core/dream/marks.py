@@ -3,7 +3,8 @@
 A relevant line, or the entry section, whose note a dream (or any change hippo's applier
 landed, a sleep's core included) changed in the last ``dreamed_days`` days says so, with
 the date and the receipt, so that an agent and a person can tell a model's words from a
-person's. A change that was reverted leaves no mark.
+person's; a change a model approved (an agent's verdict on a queued item, as its receipt's
+``invocation.by`` says) says that too. A change that was reverted leaves no mark.
 
 Read on the agent's hot path: the latest change of each note is kept in
 ``.hippo/cache/dreamed.json``, made again from the receipts whenever their folder changed
@@ -25,9 +26,10 @@ if TYPE_CHECKING:
 CACHE = "dreamed.json"
 
 
-def latest_changes(workspace: Workspace) -> dict[str, tuple[str, str]]:
+def latest_changes(workspace: Workspace) -> dict[str, tuple[str, str, str]]:
     """For each note hippo's applier changed (and nobody reverted since), the time of its
-    latest change and that change's receipt id."""
+    latest change, that change's receipt id, and ``model`` when an agent approved it (else
+    "")."""
     folder = workspace.inside(HIPPO_DIR, "receipts")
     try:
         stamp = os.stat(folder).st_mtime_ns
@@ -38,7 +40,7 @@ def latest_changes(workspace: Workspace) -> dict[str, tuple[str, str]]:
         with open(cache, "rb") as handle:
             kept = json.loads(handle.read())
         if kept.get("stamp") == stamp and isinstance(kept.get("notes"), dict):
-            return {note: (at, rid) for note, (at, rid) in kept["notes"].items()}
+            return {note: (at, rid, by) for note, (at, rid, by) in kept["notes"].items()}
     except (OSError, ValueError, TypeError, AttributeError):
         pass
     found = _read(folder)
@@ -69,8 +71,8 @@ def _records(folder: str) -> list[dict[str, object]]:
     return found
 
 
-def _read(folder: str) -> dict[str, tuple[str, str]]:
-    changes: dict[str, tuple[str, str]] = {}
+def _read(folder: str) -> dict[str, tuple[str, str, str]]:
+    changes: dict[str, tuple[str, str, str]] = {}
     undone: set[str] = set()
     try:
         records = _records(folder)
@@ -83,18 +85,26 @@ def _read(folder: str) -> dict[str, tuple[str, str]]:
             at = str(record.get("applied") or "")
             note = str(record["note"])
             if at and (note not in changes or changes[note][0] <= at):
-                changes[note] = (at, str(record.get("id")))
+                changes[note] = (at, str(record.get("id")), _approver(record))
     return {note: change for note, change in changes.items() if change[1] not in undone}
+
+
+def _approver(receipt: dict[str, object]) -> str:
+    """``model`` when the receipt says an agent, not a person, approved the change."""
+    invocation = receipt.get("invocation")
+    by = invocation.get("by") if isinstance(invocation, dict) else None
+    return "model" if isinstance(by, dict) and not by.get("person") else ""
 
 
 def mark(workspace: Workspace, note: str, now: float) -> str:
     """``dreamed 2027-01-05, receipt <id>`` when a model changed ``note`` in the last
-    ``dreamed_days`` days (``now``: seconds since the epoch); else empty."""
+    ``dreamed_days`` days (``now``: seconds since the epoch), with ``approved by a model``
+    before the receipt when an agent approved it; else empty."""
     days = workspace.settings.dreamed_days
     change = latest_changes(workspace).get(note) if days > 0 else None
     if change is None:
         return ""
-    at, receipt = change
+    at, receipt, approver = change
     import calendar
     import time
 
@@ -104,4 +114,5 @@ def mark(workspace: Workspace, note: str, now: float) -> str:
         return ""
     if now - moment > days * 86400:
         return ""
-    return f"dreamed {at[:10]}, receipt {receipt}"
+    approved = ", approved by a model" if approver == "model" else ""
+    return f"dreamed {at[:10]}{approved}, receipt {receipt}"

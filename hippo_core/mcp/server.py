@@ -14,6 +14,7 @@ closes stdin) the server answers every request it read before, then exits 0.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -138,20 +139,34 @@ def mcp_server(tools: Mapping[str, Tool], start: str) -> Server[Any]:
 
 def _caller(ctx: ServerRequestContext[Any]) -> dict[str, str]:
     """Who calls: the client's name and version as its ``initialize`` gave them, and the
-    transport (``http`` at the sleep service's ``/mcp``, ``mcp`` on stdio). Over HTTP each
-    request stands alone (no session is kept), so the client is named by its
-    ``User-Agent`` there."""
+    transport (``http`` at the sleep service's ``/mcp``, ``mcp`` on stdio). On stdio the
+    connection is this server's process, which one agent session started for itself. Over
+    HTTP each request stands alone (no session is kept), so the client is named by its
+    ``User-Agent`` there, and no connection is known."""
     params = getattr(ctx.session, "client_params", None)
     info = getattr(params, "client_info", None)
     client = " ".join(
         str(part) for part in (getattr(info, "name", ""), getattr(info, "version", "")) if part
     )
     if ctx.request is None:
-        return {"client": client, "transport": "mcp"}
+        return {"client": client, "transport": "mcp", "connection": connection_id()}
     agent = " ".join(str(getattr(ctx.request, "headers", {}).get("user-agent", "")).split())
     if not client and agent:
         client = f"User-Agent {agent[:200]}"
     return {"client": client, "transport": "http"}
+
+
+_CONNECTION: list[str] = []
+
+
+def connection_id() -> str:
+    """This server process's connection, made once: its process id and a random part (a
+    process id is used again once the process is gone)."""
+    if not _CONNECTION:
+        import secrets
+
+        _CONNECTION.append(f"stdio {os.getpid()}-{secrets.token_hex(4)}")
+    return _CONNECTION[0]
 
 
 async def _serve(tools: Mapping[str, Tool], start: str) -> None:

@@ -30,8 +30,9 @@ NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 MAX_ARGUMENT_BYTES = 1_000_000
 #: A name or value quoted in an error is cut to this many characters.
 SHOWN = 80
-#: Who makes the call running now: the client as it named itself, and the transport (set
-#: by :func:`call`; :func:`hippo_core.deciders.tool_call` reads it).
+#: Who makes the call running now: the client as it named itself, the transport and, on
+#: stdio, the connection (set by :func:`call`; :func:`hippo_core.deciders.tool_call` reads
+#: it). The sleep service's HTTP routes set it too, for what they write.
 CALLER: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
     "hippo_mcp_caller", default=None
 )

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
     from hippo_core import ContextPart, Finding, Note, Workspace
 
-#: Where the intents go in the context block: after the session line, before relevant notes.
+#: Where the intents go in the context block: after the session line, before relevant notes;
+#: a change of ``[sleep] review`` nobody acknowledged goes just before them.
 INTENTS_ORDER = 45
+REVIEW_ORDER = 44
 MAX_INTENTS, MAX_INTENT_CHARS = 5, 300
 #: What stays on this machine (git-ignored by ``hippo init``), relative to the workspace.
 LOCAL = (
@@ -39,6 +41,7 @@ LOCAL = (
     ".hippo/sleep/formats.json",
     ".hippo/sleep/serve.lock",
     ".hippo/sleep/serve.token",
+    ".hippo/sleep/review.json",
 )
 COMMANDS = (
     (
@@ -151,6 +154,32 @@ def hippo_register_validators(register: Callable[[Any], None]) -> None:
 
 
 @hookimpl
+def hippo_verdict_refused(
+    workspace: Workspace, item: dict[str, Any], verdict: str, by: dict[str, Any]
+) -> str | None:
+    if verdict != "confirm" or by.get("person"):
+        return None
+    if not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
+        return None
+    from hippo_core import HippoError, describe_decider, load_plugins
+    from hippo_packs.sleep.cycle import Cycle
+    from hippo_packs.sleep.records import review_setting
+
+    try:
+        cycle = Cycle.open(workspace, load_plugins())
+    except HippoError:
+        return None  # settings it cannot read: doctor says so
+    in_force = review_setting.in_force(cycle.workspace, cycle.settings.review)
+    if in_force.value != "person":
+        return None
+    return (
+        f"a person must confirm what lands in this workspace ({in_force.why}), and this is "
+        f"{describe_decider(by)}: run `hippo review {item.get('id')}` in a terminal "
+        "(a rejection may come from anyone)"
+    )
+
+
+@hookimpl
 def hippo_notes_left_alone(workspace: Workspace, pass_: Any, notes: list[Note]) -> dict[str, str]:
     if pass_.pack == "sleep" or not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
         return {}
@@ -172,7 +201,42 @@ def hippo_context_parts(
         return []
     from hippo_core import ContextPart
 
-    return [ContextPart("open loops", lambda: _intents(workspace), True, INTENTS_ORDER)]
+    return [
+        ContextPart("review setting", lambda: _review_warning(workspace), True, REVIEW_ORDER),
+        ContextPart("open loops", lambda: _intents(workspace), True, INTENTS_ORDER),
+    ]
+
+
+def _review_warning(workspace: Workspace) -> str:
+    """A line when ``[sleep] review`` changed and no person acknowledged it
+    (:mod:`hippo_packs.sleep.records.review_setting` keeps the changes); read here with json
+    alone, as the intents are."""
+    from hippo_core import HippoError, read_json_object
+
+    path = workspace.inside(".hippo", "sleep", "review.json")
+    try:
+        kept = read_json_object(path, ".hippo/sleep/review.json", kind="review setting")
+    except HippoError:
+        return ""
+    changes = kept.get("changes")
+    waiting = [
+        c
+        for c in (changes if isinstance(changes, list) else [])
+        if isinstance(c, dict) and not c.get("acknowledged")
+    ]
+    if not waiting:
+        return ""
+    last = waiting[-1]
+    old, new = str(last.get("from"))[:20], str(last.get("to"))[:20]
+    acknowledged = kept.get("acknowledged")
+    held = ""
+    if isinstance(acknowledged, dict) and acknowledged.get("value") == "person" and new != "person":
+        held = "; until one does, a person must approve drafts, as before"
+    more = f" ({len(waiting)} changes)" if len(waiting) > 1 else ""
+    return (
+        f'warning: [sleep] review changed from "{old}" to "{new}"{more} and no person has '
+        f"acknowledged it (`hippo sleep acknowledge` in a terminal){held}\n"
+    )
 
 
 def _intents(workspace: Workspace) -> str:
@@ -215,6 +279,15 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 @hookimpl
 def hippo_event(workspace: Any, event: Any) -> None:
+    if event.name == "setting_changed":
+        if event.data.get("key") == "sleep.review" and os.path.isdir(
+            workspace.inside(".hippo", "packs", "sleep")
+        ):
+            from hippo_packs.sleep.records import review_setting
+
+            data = event.data
+            review_setting.config_set(workspace, data.get("from"), data.get("to"), data.get("by"))
+        return
     if event.name != "reverted" and not event.name.startswith("sleep."):
         return  # a dream's own steps: nothing for the cycle
     from hippo_core import HippoError, load_plugins

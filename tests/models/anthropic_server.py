@@ -10,6 +10,12 @@ the tools called since it returned. Every request body is kept, in order.
                   after the keyword as the query (loading it with ``ToolSearch`` first when
                   Claude Code deferred it, as it does MCP tools), then answer with what it
                   returned, ``hippo said: ...``
+    HIPPO-SHELL   run the rest of the prompt through Claude Code's ``Bash`` tool, then
+                  answer ``shell said: ...`` with what it printed
+    HIPPO-REVIEW  review the sleep draft named after the keyword as a main model woken by
+                  the ripple does: show it (``review_show``), approve every operation
+                  (``review_decide``), ``nudge``, then answer ``reviewed: ...`` with what
+                  review_decide said
 
 A request that does not offer the tool a scenario needs is answered ``no tool named ...``,
 so a test fails on the reason, not on a timeout.
@@ -33,6 +39,8 @@ SEARCH_TOOL = "mcp__hippo__search"
 #: Code may be asked before the MCP server it starts has listed its tools.
 SEARCHES = 20
 TOOL_SEARCH = "ToolSearch"
+SHELL_TOOL = "Bash"
+REVIEW_TOOLS = ("mcp__hippo__review_show", "mcp__hippo__review_decide", "mcp__hippo__nudge")
 
 
 @dataclass
@@ -43,6 +51,10 @@ class AnthropicServer:
     def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The content blocks of the answer to ``body``."""
         prompt, calls = _scenario(body.get("messages", []))
+        if "HIPPO-SHELL" in prompt:
+            return _shell(prompt, calls)
+        if "HIPPO-REVIEW" in prompt:
+            return _review(body, prompt, calls)
         if "HIPPO-SEARCH" not in prompt:
             return [_text("Hello from the scripted model.")]
         done = dict(calls)
@@ -59,6 +71,40 @@ class AnthropicServer:
                 time.sleep(0.5)
             return [_call(TOOL_SEARCH, {"query": f"select:{SEARCH_TOOL}"}, len(calls))]
         return [_text(f"no tool named {SEARCH_TOOL} was offered")]
+
+
+def _review(
+    body: dict[str, Any], prompt: str, calls: list[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    draft = prompt.split("HIPPO-REVIEW", 1)[1].strip(" :").split()[0]
+    done = dict(calls)
+    offered = {tool.get("name") for tool in body.get("tools", [])}
+    loaded = " ".join(text for name, text in calls if name == TOOL_SEARCH)
+    if any(t not in offered and t not in loaded for t in REVIEW_TOOLS):
+        searched = sum(name == TOOL_SEARCH for name, _ in calls)
+        if TOOL_SEARCH not in offered or searched >= SEARCHES:
+            return [_text(f"no tools named {', '.join(REVIEW_TOOLS)} were offered")]
+        if searched:  # the MCP server may still be connecting: a moment, then again
+            time.sleep(0.5)
+        return [_call(TOOL_SEARCH, {"query": "select:" + ",".join(REVIEW_TOOLS)}, len(calls))]
+    show, decide, nudge = REVIEW_TOOLS
+    if nudge in done:
+        return [_text("reviewed: " + done[decide])]
+    if decide in done:
+        return [_call(nudge, {}, len(calls))]
+    if show in done:
+        operations = json.loads(done[show])["item"]["operations"]
+        decisions = [{"op": op["index"], "verdict": "approve"} for op in operations]
+        return [_call(decide, {"id": draft, "decisions": decisions}, len(calls))]
+    return [_call(show, {"id": draft}, len(calls))]
+
+
+def _shell(prompt: str, calls: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    done = dict(calls)
+    if SHELL_TOOL in done:
+        return [_text("shell said: " + done[SHELL_TOOL])]
+    command = prompt.split("HIPPO-SHELL", 1)[1].strip(" :")
+    return [_call(SHELL_TOOL, {"command": command, "description": "run it"}, len(calls))]
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -6,7 +6,9 @@ when the request asks ``stream: true``, as agent programs do), and records every
 A rule's keys, all optional::
 
     when      substrings that must all occur in the messages   []
-    reply     the answer's text (a dict or list is sent as its JSON)   ""
+    reply     the answer's text (a dict or list is sent as its JSON; a function of the
+              request gives it; a :class:`Call` asks the agent to run one of its tools)  ""
+    after_tool  only when the last message is (True) or is not (False) a tool's result  None
     delay     seconds to wait before answering                  0
     status    an HTTP status other than 200 (its body an error)  200
     repeat    how many requests the rule may answer              unlimited
@@ -36,10 +38,19 @@ from tests.local_http import start_server
 CHARS_PER_TOKEN = 4
 
 
+@dataclass(frozen=True)
+class Call:
+    """An answer that calls the agent's tool ``name`` with ``arguments``."""
+
+    name: str
+    arguments: dict[str, Any]
+
+
 @dataclass
 class Rule:
     reply: Any = ""
     when: tuple[str, ...] = ()
+    after_tool: bool | None = None
     delay: float = 0.0
     status: int = 200
     repeat: int | None = None
@@ -76,12 +87,20 @@ class ChatServer:
         for rule in self.rules:
             if rule.repeat is not None and rule.used >= rule.repeat:
                 continue
+            messages = request.get("messages") or [{}]
+            if rule.after_tool is not None and (messages[-1].get("role") == "tool") != (
+                rule.after_tool
+            ):
+                continue
             if all(part in text for part in rule.when):
                 rule.used += 1
                 time.sleep(rule.delay)
                 if rule.status != 200:
                     return rule.status, {"error": {"message": f"scripted status {rule.status}"}}
-                reply = rule.reply if isinstance(rule.reply, str) else json.dumps(rule.reply)
+                if isinstance(rule.reply, Call):
+                    return 200, _called(rule.reply)
+                reply = rule.reply(request) if callable(rule.reply) else rule.reply
+                reply = reply if isinstance(reply, str) else json.dumps(reply)
                 limit = int(request.get("max_tokens") or 0) * CHARS_PER_TOKEN
                 finish = "stop"
                 if limit and len(reply) > limit:
@@ -96,6 +115,13 @@ class ChatServer:
                     ]
                 }
         return 500, {"error": {"message": "no rule matches"}}
+
+
+def _called(call: Call) -> dict[str, Any]:
+    function = {"name": call.name, "arguments": json.dumps(call.arguments)}
+    message = {"role": "assistant", "content": None}
+    message["tool_calls"] = [{"id": "call_scripted", "type": "function", "function": function}]
+    return {"choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}]}
 
 
 @pytest.fixture
@@ -124,6 +150,9 @@ def chat(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatServer]:
             """The answer as server-sent chunks, as a client asking ``stream: true`` reads it."""
             choice = answer["choices"][0]
             delta = {"role": "assistant", "content": choice["message"]["content"]}
+            if choice["message"].get("tool_calls"):
+                calls = [{"index": 0, **c} for c in choice["message"]["tool_calls"]]
+                delta = {"role": "assistant", "tool_calls": calls}
             chunks = [
                 {"index": 0, "delta": delta, "finish_reason": None},
                 {"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]},

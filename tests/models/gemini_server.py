@@ -14,6 +14,8 @@ text that has one, the step what the tools returned since.
     HIPPO-SEARCH  call hippo's MCP tool ``search`` (the offered function whose name ends in
                   ``search`` and names hippo) with the words after the keyword as the
                   query, then answer ``hippo said: ...`` with what it returned
+    HIPPO-SHELL   run the rest of the prompt through Gemini CLI's ``run_shell_command``,
+                  then answer ``shell said: ...`` with what it printed
 
 A request that does not offer the tool a scenario needs is answered ``no tool named ...``,
 so a test fails on the reason, not on a timeout.
@@ -31,6 +33,7 @@ import pytest
 
 from tests.local_http import start_server
 
+SHELL_TOOL = "run_shell_command"
 USAGE = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
 
 
@@ -47,6 +50,11 @@ class GeminiServer:
     def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The parts of the answer to a turn's ``body``."""
         prompt, results = _scenario(body.get("contents", []))
+        if "HIPPO-SHELL" in prompt:
+            if SHELL_TOOL in results:
+                return [{"text": "shell said: " + results[SHELL_TOOL]}]
+            command = prompt.split("HIPPO-SHELL", 1)[1].strip(" :")
+            return [{"functionCall": {"name": SHELL_TOOL, "args": {"command": command}}}]
         if "HIPPO-SEARCH" not in prompt:
             return [{"text": "Hello from the scripted model."}]
         offered = [

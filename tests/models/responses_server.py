@@ -12,6 +12,8 @@ last user message that has one, the step what the tools returned since.
     HIPPO-PLAIN   answer ``Hello from the scripted model.``
     HIPPO-SEARCH  call hippo's MCP tool ``search`` with the words after the keyword as the
                   query, then answer ``hippo said: ...`` with what it returned
+    HIPPO-SHELL   run the rest of the prompt through Codex's ``exec_command`` tool, then
+                  answer ``shell said: ...`` with what it printed
 
 Codex defers an MCP server's tools behind its client-side ``tool_search``: the model
 searches (a ``tool_search_call``), Codex answers with the tools found (a
@@ -59,6 +61,14 @@ class ResponsesServer:
     def answer(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The output items answering ``body``."""
         prompt, results = _scenario(body.get("input", []))
+        if "HIPPO-SHELL" in prompt:
+            if results:
+                return [_message("shell said: " + results[-1])]
+            command = prompt.split("HIPPO-SHELL", 1)[1].strip(" :")
+            arguments = {"cmd": command, "yield_time_ms": 30000}
+            call = {"type": "function_call", "id": "fc_scripted_1", "call_id": "call_scripted_1"}
+            call |= {"name": "exec_command", "arguments": json.dumps(arguments)}
+            return [call | {"status": "completed"}]
         if "HIPPO-SEARCH" not in prompt:
             return [_message("Hello from the scripted model.")]
         items = body.get("input", [])

@@ -53,10 +53,12 @@ def failures(done: dict[str, Any]) -> list[str]:
 
 def remember(cycle: Cycle, text: str, *, topic: str, verbatim: bool) -> dict[str, Any]:
     """Keep a short-term fragment; ``hippo remember --json`` prints what this returns."""
+    from hippo_core import acting_now
     from hippo_packs.sleep.records import store
 
+    by = acting_now(cycle.workspace, "remember")
     with locked(cycle, what="remember"):
-        record = store.add_fragment(cycle.workspace, text, topic=topic, verbatim=verbatim)
+        record = store.add_fragment(cycle.workspace, text, topic=topic, verbatim=verbatim, by=by)
     return {"ok": True, "id": record["id"], "tier": "short", "fragment": record}
 
 
@@ -75,11 +77,18 @@ def brief(
 ) -> dict[str, Any]:
     """Open a brief for the next sleep; every older one not consumed yet (open, parked or
     spent by a failed sleep) is superseded by it, and the request for a brief is dropped."""
+    from hippo_core import acting_now
     from hippo_packs.sleep.records import store
 
+    author = acting_now(cycle.workspace, "submit_brief")
     with locked(cycle, what="the brief"):
         record = store.add_brief(
-            cycle.workspace, summary, promote=promote, noise=noise, completed=completed
+            cycle.workspace,
+            summary,
+            promote=promote,
+            noise=noise,
+            completed=completed,
+            author=author,
         )
         for older in store.briefs(cycle.workspace):
             if older["id"] != record["id"] and not older.get("consumed_at"):

@@ -278,6 +278,29 @@ def check_command(as_json: bool = JSON_OPTION) -> None:
     _exit_if_failed(actions.failures({"check": done}))
 
 
+@app.command("acknowledge")
+def acknowledge_command() -> None:
+    """Acknowledge [sleep] review as it is now, as a person at a terminal (a code is asked)."""
+    from hippo_core import at_terminal, describe_decider
+    from hippo_packs.sleep.records import review_setting
+
+    cycle = _cycle()
+    waiting = review_setting.waiting(cycle.workspace)
+    for change in waiting:
+        _echo(review_setting.described(change))
+    if not waiting:
+        _echo(f'[sleep] review = "{cycle.settings.review}": no change waits to be acknowledged')
+        return
+    by = at_terminal()
+    if not by.get("person"):
+        raise HippoError(
+            f"a person acknowledges a change of [sleep] review, and this is "
+            f"{describe_decider(by)}: run `hippo sleep acknowledge` in a terminal"
+        )
+    done = review_setting.acknowledge(cycle.workspace, cycle.settings.review, by)
+    _echo(f'acknowledged: [sleep] review = "{done["review"]}"')
+
+
 @app.command("serve")
 def serve_command(
     host: str | None = typer.Option(

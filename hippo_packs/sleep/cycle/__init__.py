@@ -15,6 +15,7 @@ their writes; a second sleep or tend finds it held and says so.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -56,7 +57,13 @@ class Cycle:
                 "add it with `hippo pack add sleep`"
             )
         settings, warnings = load(workspace, plugins)
-        return cls(workspace, plugins, settings, warnings)
+        cycle = cls(workspace, plugins, settings, warnings)
+        from hippo_packs.sleep.records import review_setting
+
+        # A store it cannot write: a later command notices the change.
+        with contextlib.suppress(OSError, HippoError):
+            review_setting.notice(workspace, settings.review)
+        return cycle
 
     # -- the pack's passes --------------------------------------------------------------
 

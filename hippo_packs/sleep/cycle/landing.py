@@ -29,7 +29,8 @@ from hippo_core import (
     redact_text,
     settle,
 )
-from hippo_packs.sleep.cycle.review import Decision, ReviewError, check
+from hippo_packs.sleep.cycle import duties
+from hippo_packs.sleep.cycle.review import Decision, check
 from hippo_packs.sleep.records import cores as core_notes
 from hippo_packs.sleep.records import store
 
@@ -65,22 +66,26 @@ class Step:
 
 
 def decide(
-    cycle: Cycle, draft_id: str, given: Any, note: str, *, by: dict[str, Any]
+    cycle: Cycle,
+    draft_id: str,
+    given: Any,
+    note: str,
+    *,
+    by: dict[str, Any],
+    measuring: bool = False,
 ) -> dict[str, Any]:
     """Check every decision, write down the plan, land the approved operations (new cores
     first), record the denied ones; what happened to each. ``ok`` is False when a change
     could not be written (the note changed meanwhile): that operation is pending again.
-    ``by`` is who decided: kept on each operation and in each receipt; with ``[sleep]
-    review = "person"`` only a person at a terminal may approve."""
+    ``by`` is who decided: kept on each operation and in each receipt; who may approve
+    what is :mod:`.duties` (no session approves what it wrote; a verbatim, a core from one
+    fragment and everything under ``review = "person"`` need a person at a terminal).
+    ``measuring``: an eval in a throwaway copy of the workspace, which lands every
+    operation to count what lands; no one's memory, so no one's duties."""
     draft = store.load_draft(cycle.workspace, draft_id)
     decisions = check(cycle, draft, given)
-    approving = any(d.verdict == "approve" for d in decisions)
-    if approving and cycle.settings.review == "person" and not by.get("person"):
-        raise ReviewError(
-            f'a person must approve drafts in this workspace ([sleep] review = "person"), '
-            f"and this is {describe_decider(by)}: run `hippo review {draft_id}` in a terminal "
-            "(denials may come from anyone)"
-        )
+    if not measuring:
+        duties.check(cycle, draft, decisions, by)
     note = redact_text(note)
     operations = draft["operations"]
     now = store.now()

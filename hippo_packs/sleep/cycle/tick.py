@@ -17,6 +17,9 @@ from hippo_packs.sleep.cycle.purge import purge_flagged
 from hippo_packs.sleep.cycle.tend import catching_up, tidy
 from hippo_packs.sleep.records import store
 
+#: The agents a session record's ``tool`` names, as a fragment's author keeps them.
+KNOWN_AGENTS = ("claude-code", "codex", "gemini", "opencode")
+
 if TYPE_CHECKING:
     from hippo_packs.sleep.cycle import Cycle
 
@@ -109,8 +112,12 @@ def take_handoffs(cycle: Cycle, state: dict[str, Any]) -> list[str]:
             continue
         link = re.search(r"\[\[([^\]|#]+)", handoff)
         topic = link.group(1).rsplit("/", 1)[-1].strip() if link else ""
+        tool = str(record.get("tool") or "")
+        by = {"way": "handoff", "person": False, "session": str(record["id"])}
+        if tool in KNOWN_AGENTS:
+            by["agent"] = tool
         fragment = store.add_fragment(
-            cycle.workspace, handoff, topic=topic, source="handoff", session=record["id"]
+            cycle.workspace, handoff, topic=topic, source="handoff", session=record["id"], by=by
         )
         made.append(fragment["id"])
         seen.add(record["id"])
@@ -197,8 +204,15 @@ def pull_brief(cycle: Cycle) -> dict[str, Any] | None:
     summary = "The fragments since the last sleep are mostly about " + (
         ", ".join(topics) if topics else "no topic in particular"
     )
+    hippo = {"way": "hippo", "person": False, "tool": "brief_pull"}
     return store.add_brief(
-        cycle.workspace, summary, promote=[], noise=[], completed=[], by=drafting.PULLED
+        cycle.workspace,
+        summary,
+        promote=[],
+        noise=[],
+        completed=[],
+        by=drafting.PULLED,
+        author=hippo,
     )
 
 

@@ -68,8 +68,14 @@ def show(cycle: Cycle) -> dict[str, Any]:
     }
 
 
-def set_card(cycle: Cycle, text: str, why: str) -> dict[str, Any]:
-    """Make ``text`` the card, a new version unless it is the card already."""
+def set_card(
+    cycle: Cycle, text: str, why: str, *, by: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Make ``text`` the card, a new version unless it is the card already; ``by`` is who
+    sets it (:func:`hippo_core.acting_now` when not given), kept with the version: no
+    draft written under it may be approved by the same session or client."""
+    from hippo_core import acting_now
+
     settings = cycle.settings.voice
     if not settings.enabled:
         raise Off(OFF)
@@ -86,7 +92,8 @@ def set_card(cycle: Cycle, text: str, why: str) -> dict[str, Any]:
         return {"ok": True, "changed": False, "version": found[-1]["version"]}
     version = (found[-1]["version"] if found else 0) + 1
     record = {"version": version, "text": text, "why": redact_text(why.strip())[:WHY_CHARS]}
-    found.append({**record, "at": store.iso(store.now())})
+    author = by if by is not None else acting_now(cycle.workspace, "set_voice_card")
+    found.append({**record, "at": store.iso(store.now()), "by": author})
     store.write(store.folder(cycle.workspace, "voice.json"), {"versions": found[-KEPT:]})
     return {"ok": True, "changed": True, "version": version}
 

@@ -8,6 +8,7 @@ from hippo_core import Finding, HippoError
 
 if TYPE_CHECKING:
     from hippo_core import Workspace
+    from hippo_packs.sleep.cycle import Cycle
 
 
 #: The keys of ``[sleep.*]`` that hold a credential, each with a ``<key>_env`` and a
@@ -70,6 +71,30 @@ def credentials_written(workspace: Workspace) -> list[Finding]:
     return found
 
 
+def _review(cycle: Cycle) -> list[Finding]:
+    """Who may approve here, and each change of ``[sleep] review`` no person acknowledged."""
+    from hippo_packs.sleep.records import review_setting
+
+    in_force = review_setting.in_force(cycle.workspace, cycle.settings.review)
+    who = (
+        "only a person at a terminal approves drafts and confirms queued proposals"
+        if in_force.value == "person"
+        else "the main model approves drafts through its tools (never what its own session "
+        "wrote), and a person at a terminal approves verbatims and cores from one fragment"
+    )
+    found = [Finding("info", "sleep", f"{in_force.why}: {who}")]
+    for change in review_setting.waiting(cycle.workspace):
+        found.append(
+            Finding(
+                "warning",
+                "sleep",
+                f"{review_setting.described(change)}, and no person has acknowledged it: "
+                f"`{review_setting.ACKNOWLEDGE}` in a terminal",
+            )
+        )
+    return found
+
+
 def checks(workspace: Workspace) -> list[Finding]:
     from hippo_core import load_plugins
     from hippo_packs.sleep.cycle import Cycle
@@ -96,6 +121,7 @@ def checks(workspace: Workspace) -> list[Finding]:
                 "OpenAI-compatible endpoint (llama-server, vLLM, Ollama) to draft with one",
             )
         )
+    found += _review(cycle)
     chain = open_chain(cycle)
     if chain is not None and chain.get("status") == "pending":
         found.append(

@@ -219,7 +219,12 @@ def _run(
         with locked(cycle, what="the eval"):
             eval_run = {"way": "eval", "person": False, "tool": "hippo eval pack sleep"}
             landing.decide(
-                cycle, draft["id"], decisions, "eval: every operation approved", by=eval_run
+                cycle,
+                draft["id"],
+                decisions,
+                "eval: every operation approved",
+                by=eval_run,
+                measuring=True,
             )
         landed = [
             op

@@ -137,9 +137,12 @@ def add_fragment(
     source: str = "agent",
     session: str | None = None,
     created: float | None = None,
+    by: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Keep a fragment, dated now (or ``created``: an eval's fragments have a date of their
-    own, so that the prompt a recording answered is the same on any day)."""
+    own, so that the prompt a recording answered is the same on any day). ``by`` is who
+    wrote it (:func:`hippo_core.acting_now`): no operation drafted from it may be approved
+    by the same session or client."""
     text = content.strip()
     if not text:
         raise HippoError("a fragment needs text: hippo remember 'what to keep'")
@@ -152,6 +155,8 @@ def add_fragment(
         "session": session,
         "created": now() if created is None else created,
     }
+    if by is not None:
+        record["by"] = by
     write(named(workspace, "fragments", record["id"]), record)
     note_fate(workspace, str(record["id"]), REMEMBERED)
     return record
@@ -294,7 +299,10 @@ def add_brief(
     noise: list[str],
     completed: list[str],
     by: str = "the main model",
+    author: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """Open a brief; ``by`` is what the drafting prompt calls its writer, ``author`` who
+    wrote it (:func:`hippo_core.acting_now`), as a fragment keeps it."""
     if not summary.strip():
         raise HippoError("a brief needs a summary of what mattered: hippo brief --summary TEXT")
     record = {
@@ -309,6 +317,8 @@ def add_brief(
         "consumed_by_draft": None,
         "parked": False,
     }
+    if author is not None:
+        record["author"] = author
     write(named(workspace, "briefs", record["id"]), record)
     return record
 

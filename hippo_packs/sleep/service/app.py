@@ -153,6 +153,7 @@ async def events(request: Request) -> JSONResponse:
 
 
 async def voice_card(request: Request) -> JSONResponse:
+    from hippo_core import acting_now
     from hippo_packs.sleep.cycle import voice
 
     service = _service(request)
@@ -161,7 +162,14 @@ async def voice_card(request: Request) -> JSONResponse:
         text, why = body.get("text"), body.get("why", "")
         if not isinstance(text, str) or not isinstance(why, str):
             return error(400, 'send {"text": "the card", "why": "why it changed"}')
-        return await run(lambda: voice.set_card(service.cycle(), text, why))
+        client = request.headers.get("user-agent", "")
+
+        def put() -> dict[str, Any]:
+            cycle = service.cycle()
+            by = acting_now(cycle.workspace, "PUT /voice", http_client=client)
+            return voice.set_card(cycle, text, why, by=by)
+
+        return await run(put)
 
     def shown() -> dict[str, Any]:
         found = voice.show(service.cycle())

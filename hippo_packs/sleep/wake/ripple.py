@@ -23,7 +23,7 @@ import signal
 import subprocess
 from typing import TYPE_CHECKING, Any
 
-from hippo_core import HippoError, process_alive
+from hippo_core import HippoError, process_alive, without_agent
 from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
@@ -168,8 +168,11 @@ def _script(
         raise HippoError(f"[sleep.ripple] command: {argv[0]!r} is not on PATH")
     if os.name == "posix" and os.geteuid() == 0:
         argv = _as_account(ripple.run_as, argv)
+    # A session of its own: none of the variables of an agent hippo may run under (a nudge
+    # through an agent's tools) passes on, so the woken model is never taken for the session
+    # that wrote what it reviews.
     env = {
-        **os.environ,
+        **without_agent(os.environ),
         "HIPPO_RIPPLE_EVENT": record["event"],
         "HIPPO_RIPPLE_MESSAGE": said,
         "HIPPO_RIPPLE_JSON": json.dumps(record, ensure_ascii=False, default=str),
