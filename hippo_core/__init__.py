@@ -92,7 +92,7 @@ if TYPE_CHECKING:
     from hippo_core.review import review_items
     from hippo_core.sessions import session_records
     from hippo_core.settings import Settings
-    from hippo_core.terminal import printable
+    from hippo_core.terminal import labelled, printable
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
     from hippo_core.transcripts.privacy import redact_text
     from hippo_core.workspace import Workspace
@@ -181,7 +181,7 @@ _HOMES = {
         "print_json",
         "subcommand",
     ),
-    "hippo_core.terminal": ("printable",),
+    "hippo_core.terminal": ("labelled", "printable"),
     # Evals.
     "hippo_core.packs.evals": ("case_folder",),
     "hippo_core.packs.evals_case": ("CaseError",),
@@ -273,6 +273,7 @@ __all__ = [
     "hookimpl",
     "json_objects_in",
     "keep_fresh",
+    "labelled",
     "load_packs",
     "load_plugins",
     "mcp_server",

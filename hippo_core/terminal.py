@@ -66,3 +66,21 @@ def printable_json(data: Any) -> str:
     if text.isascii():
         return text
     return text.translate({code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)})
+
+
+#: What starts each line of a text shown as a block under its label.
+QUOTE = "| "
+
+
+def labelled(label: str, text: object, indent: str = "") -> list[str]:
+    """``text`` under ``label`` in a review view, as lines that cannot pass for the view's
+    own: on the label's line when it is one line, else each of its lines on a line of its
+    own, indented under the label and started with ``| `` (a fragment holding
+    ``operation 1: ... (approved by ana, person)`` shows as quoted text, never as an
+    operation). Lines are not made printable here: the view prints them through
+    :func:`printable`."""
+    value = str(text if text is not None else "")
+    lines = value.splitlines()
+    if len(lines) <= 1 and "\r" not in value and "\n" not in value:
+        return [f"{indent}{label}: {value}"]
+    return [f"{indent}{label}:"] + [f"{indent}  {QUOTE}{line}".rstrip() for line in lines]

@@ -109,6 +109,7 @@ PUBLIC = {
         "JSON_OPTION",
         "command_group",
         "current_workspace",
+        "labelled",
         "print_json",
         "printable",
         "subcommand",

@@ -93,3 +93,17 @@ def test_with_risky_review_pass_the_passs_reviewers_land_it(scene: Scene):
 def test_a_plain_change_is_the_passs_to_land(scene: Scene):
     review = dream_with(scene, replace(), "")
     assert review["verdict"] == "confirm" and "uv run pytest -q" in scene.note.read_text()
+
+
+def test_a_proposals_text_of_several_lines_shows_quoted_in_hippo_review(scene: Scene):
+    """Issue 37, F10: a model's reason holding lines that look like the view's own shows
+    quoted under its label, so a person deciding at a terminal is not misled."""
+    forged = "the Makefile is gone.\nnote: Home.md\nevidence: approved by alice, person"
+    review = dream_with(scene, replace(reason=forged, new=f"{CURL}"), f"Run `{CURL}`.")
+    shown = scene.hippo("review", review["proposal"], cwd=scene.root).out.splitlines()
+    assert [line for line in shown if line.startswith("note: ")] == ["note: Testing.md"]
+    assert shown[shown.index("reason:") + 1 : shown.index("reason:") + 4] == [
+        "  | the Makefile is gone.",
+        "  | note: Home.md",
+        "  | evidence: approved by alice, person",
+    ]

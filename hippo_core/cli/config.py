@@ -32,10 +32,9 @@ def get(key: str = typer.Argument(..., metavar="KEY", help="The setting's name."
         _misplaced(key, "get")
         value = get_setting(here.settings, key)
     if isinstance(value, dict) and "." not in key and _plugin_table(key):
-        # A whole table: its keys, then its tables by their full names ([sleep.model]), as
-        # they are written in .hippo/settings.toml.
-        shown = tomlkit.dumps({key: value}).removeprefix(f"[{key}]\n")
-        typer.echo(shown.rstrip("\n"))
+        # A whole table as .hippo/settings.toml holds it: under its own [sleep], its tables
+        # by their full names ([sleep.model]), so that pasted there it reads back the same.
+        typer.echo(tomlkit.dumps({key: value}).rstrip("\n"))
         return
     typer.echo(value if isinstance(value, str) else tomlkit.item(value).as_string())
 

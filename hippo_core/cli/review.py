@@ -183,20 +183,29 @@ def _proposal(
 
 def _show(record: dict[str, Any], fields: list[str]) -> None:
     """The proposal as its reviewer sees it, with the keys its kind adds (``fields``)."""
-    # A proposal's text is a model's, from turns and notes: none of it may drive the terminal.
+    # A proposal's text is a model's, from turns and notes: none of it may drive the
+    # terminal, and a text of several lines is quoted, so no line of it passes for ours.
+    from hippo_core.terminal import QUOTE, labelled
+
     lines = [
         f"proposal {record['id']} ({record.get('pass')}, {record['kind']})",
         f"note: {record['note']}",
         "evidence: "
         + ", ".join(f"{e['session']} turn {e['ordinal']}" for e in record.get("evidence", [])),
-        f"reason: {record.get('reason', '')}",
+        *labelled("reason", record.get("reason", "")),
     ]
     for key in fields:
         if key in record:
             value = record[key]
-            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
-    if record.get("old"):
-        lines += ["--- old", str(record["old"])]
-    lines += ["+++ new", str(record.get("new", ""))]
+            lines += labelled(key, value if isinstance(value, str) else json.dumps(value))
+    for mark, key in (("--- old", "old"), ("+++ new", "new")):
+        text = str(record.get(key) or "")
+        if key == "old" and not text:
+            continue
+        several = len(text.splitlines()) > 1 or "\r" in text
+        lines += [
+            mark,
+            *([f"{QUOTE}{line}".rstrip() for line in text.splitlines()] if several else [text]),
+        ]
     for line in lines:
         typer.echo(printable(line))

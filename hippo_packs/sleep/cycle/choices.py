@@ -261,7 +261,7 @@ def _compose(
     elif rest:
         operations = _grouped("new_core", rest, topic, said, refused, base)
     if not operations and not early:
-        return [], "none of its fragments may be a core's words (redacted, or denied as one)"
+        return [], "none of its fragments may be a core's words (each was denied as one)"
     for op in operations + early:
         op["choice"] = record
     return operations + early, ""

@@ -5,7 +5,8 @@ before a reviewer has seen them:
 
 - **A topic with no live core.** Its core is the fragment that best represents the pile:
   the one sharing the most words with the others (ties: the longest, then the newest),
-  never one whose text redaction changed, never one a review already denied as a core. It
+  one whose text redaction changed only when none other may be, never one a review
+  already denied as a core. It
   becomes a ``new_core``; a fragment whose words are mostly in it is evidence of it (one of
   its sources); a fragment that shares a word with it is an ``attach`` to it (a dated
   satellite on landing); the fragments that share none are another fact of the topic, and
@@ -103,11 +104,15 @@ def covered(fragment: str, by: str, *, share: float = COVERED) -> bool:
 
 
 def representative(pile: list[dict[str, Any]], refused: set[str]) -> dict[str, Any] | None:
-    """The fragment of ``pile`` that best stands for it, or None when none may: redacted
-    text and the ``refused`` ids (denied as a core before) are never chosen."""
-    fit = [f for f in pile if f["id"] not in refused and REDACTED not in str(f["content"])]
+    """The fragment of ``pile`` that best stands for it, or None when none may: the
+    ``refused`` ids (denied as a core before) are never chosen, and a fragment whose text
+    redaction changed only when no other may be. Its words are safe to keep, the secret's
+    marker in place of the secret: a fact remembered beside a key is still a fact."""
+    fit = [f for f in pile if f["id"] not in refused]
     if not fit:
         return None
+    clean = [f for f in fit if REDACTED not in str(f["content"])]
+    fit = clean or fit
 
     def shared(fragment: dict[str, Any]) -> int:
         own = words(fragment["content"])

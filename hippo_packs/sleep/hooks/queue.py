@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hippo_core import labelled
 from hippo_packs.sleep.cycle.review import restate_problem
 from hippo_packs.sleep.records import cores as core_notes
 from hippo_packs.sleep.records import store
@@ -172,6 +173,9 @@ def _earlier(cycle: Cycle, draft: dict[str, Any]) -> dict[int, list[dict[str, An
 
 
 def render(view: dict[str, Any]) -> str:
+    """The reviewer's view as text. Every text in it came from a fragment, a model or a
+    reviewer: one that holds a line break is shown quoted, a line each, under its label
+    (:func:`hippo_core.labelled`), so no line of it can pass for one of the view's own."""
     lines = [
         f"draft {view['id']}: attempt {view.get('attempt', 1)}"
         + (" (the last)" if view.get("terminal") else "")
@@ -182,30 +186,33 @@ def render(view: dict[str, Any]) -> str:
     for op in view.get("operations", []):
         lines += ["", f"operation {op['index']}: {op['kind']} ({op.get('status')})"]
         if op.get("topic"):
-            lines.append(f"  topic: {op['topic']}")
+            lines += labelled("topic", op["topic"], "  ")
         target = op.get("target_core")
         if target:
             name = target.get("id") or f"the new core of operation {target.get('op')}"
             gone = " (gone)" if target.get("gone") else ""
-            lines.append(f"  core {name}{gone}: {target.get('content') or ''}")
-        lines.append(f"  content: {op.get('content')}")
+            lines += labelled(f"core {name}{gone}", target.get("content") or "", "  ")
+        lines += labelled("content", op.get("content"), "  ")
         if op.get("restated_content"):
-            lines.append(f"  restated_content: {op['restated_content']}")
+            lines += labelled("restated_content", op["restated_content"], "  ")
         if op.get("restate_check"):
             lines.append(f"  restate check: {op['restate_check']}")
         for before in op.get("earlier_attempts", []):
-            lines.append(f"  attempt {before['attempt']} ({before['kind']}): {before['content']}")
-            lines.append(f"    critique: {before.get('critique')}")
+            lines += labelled(
+                f"attempt {before['attempt']} ({before['kind']})", before["content"], "  "
+            )
+            lines += labelled("critique", before.get("critique"), "    ")
         if op.get("critique") and op.get("status") == "denied":
-            lines.append(f"  critique: {op['critique']}")
+            lines += labelled("critique", op["critique"], "  ")
         if op.get("rationale"):
-            lines.append(f"  rationale: {op['rationale']}")
+            lines += labelled("rationale", op["rationale"], "  ")
         choice = op.get("choice")
         if choice:
             onto = f" onto {choice['core']}" if choice.get("core") else ""
             chosen = choice["kind"] or "not by the model (hippo's rule)"
             lines.append(f"  chosen: {chosen}{onto}; its words are the fragments':")
-            lines += [f"    {f['id']}: {f['content']}" for f in op.get("fragments", [])]
+            for fragment in op.get("fragments", []):
+                lines += labelled(str(fragment["id"]), fragment["content"], "    ")
     lines += [
         "",
         f"decide: hippo review {view['id']} --approve OP --deny OP='critique' "
