@@ -474,9 +474,20 @@ def test_adding_a_theme_says_how_to_turn_it_on(
     )
     result = hippo("pack", "add", "strict", cwd=root)
     assert result.code == 0, result.err
-    assert result.out.splitlines()[-1] == (
+    lines = result.out.splitlines()
+    assert lines[-1] == (
         "  a theme over 'core'; to turn it on: hippo config set themes '[\"strict\"]'"
     )
+    # The reviewer persona it replaces is shown, with the diff, before it is ever on.
+    assert lines[2] == (
+        "  theme strict replaces the reviewer persona personas/verify-reviewer.md of core "
+        "(the reviewer of verify): 2 line(s) added, 0 removed:"
+    )
+    assert lines[3:5] == [
+        "    --- core/personas/verify-reviewer.md",
+        "    +++ strict/personas/verify-reviewer.md",
+    ]
+    assert lines[-3:-1] == ["    +", "    +Be strict."]
     assert hippo("config", "set", "themes", '["strict"]', cwd=root).code == 0
     [core] = load_packs(Workspace.open(root), load_plugins())
     assert (core.name, core.themes) == ("core", ("strict",))

@@ -12,6 +12,8 @@ from hippo_core.plugins import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from hippo_core.findings import Finding
     from hippo_core.workspace import Workspace
 
@@ -30,11 +32,16 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     except HippoError as exc:
         return [Finding("error", "packs", str(exc))]
     findings = []
+    replaced = _replaced(workspace)
     for row in rows:
         if row.overlays and row.active:
             overrides = ", ".join(row.overrides) or "nothing"
             detail = f"theme {row.name} over {row.overlays} overrides {overrides}"
             findings.append(Finding("info", "themes", detail))
+            for persona in replaced.get(row.name, []):
+                # hippo's own theme, as installed, is hippo's text; any other is a publisher's.
+                own = row.installed.endswith("(builtin)") and row.edited == []
+                findings.append(Finding("info" if own else "warning", "themes", persona))
         if row.edited:
             detail = f"{row.name} was edited since it was installed: {', '.join(row.edited)}"
             findings.append(Finding("info", "packs", detail))
@@ -44,3 +51,22 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
             )
             findings.append(Finding("warning", "packs", detail, row.source))
     return findings
+
+
+def _replaced(workspace: Workspace) -> dict[str, list[str]]:
+    """For each theme that is on, a line per reviewer persona it replaces, saying how to
+    see the diff (a finding is one line; the diff is the theme's text, many lines)."""
+    from hippo_core.packs.personas import replaced_here
+    from hippo_core.plugins import load_plugins
+
+    found: dict[str, list[str]] = {}
+    for replaced in replaced_here(workspace, load_plugins()):
+        see = f"diff -u {_shown(workspace, replaced.before)} {_shown(workspace, replaced.after)}"
+        found.setdefault(replaced.theme, []).append(f"{replaced.summary()}; see the diff: {see}")
+    return found
+
+
+def _shown(workspace: Workspace, path: Path) -> str:
+    import shlex
+
+    return shlex.quote(workspace.relative(path))

@@ -17,6 +17,10 @@ import typer
 
 from hippo_core.cli.common import JSON_OPTION, current_workspace, say, subcommand, workspace_if_any
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo_core.workspace import Workspace
+
 
 def search(
     query: str = typer.Argument(
@@ -80,9 +84,24 @@ def add(
     typer.echo(f"added {entry.name} {entry.version} from {entry.registry or entry.source}")
     typer.echo(f"  runs from {added.where}")
     if added.theme:
+        _show_replaced(found, entry.name)
         typer.echo(
             f"  a theme over '{added.theme}'; to turn it on: {theme_hint(found, entry.name)}"
         )
+
+
+def _show_replaced(found: Workspace, theme: str) -> None:
+    """Each reviewer persona the theme replaces, with its diff: the reviewer is the one
+    check of meaning between a model's proposal and a note, so its new text is read now."""
+    from hippo_core.packs.personas import replaced_here
+    from hippo_core.plugins import load_plugins
+    from hippo_core.terminal import printable
+
+    for replaced in replaced_here(found, load_plugins(), theme):
+        typer.echo(printable(f"  {replaced.summary()}:"))
+        # The theme's text is its publisher's: indented, no line of it passes for ours.
+        for line in replaced.diff():
+            typer.echo(printable(f"    {line}"))
 
 
 def update(

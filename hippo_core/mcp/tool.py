@@ -169,7 +169,14 @@ def _outcome(value: object) -> Outcome:
     if isinstance(value, str):
         return Outcome(_text(value))
     text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    # JSON keeps a text in one string, but writes NEL, U+2028 and U+2029 as they are, and
+    # a reader may break a line there: a fragment's words would start a line of their own
+    # and pass for the view's (issue 37, F10). Escaped, it is the same JSON.
+    text = text.translate(_LINE_BREAKS)
     return Outcome(_text(text), value if isinstance(value, dict) else None)
+
+
+_LINE_BREAKS = {code: f"\\u{code:04x}" for code in (0x85, 0x2028, 0x2029)}
 
 
 def _text(text: str) -> str:
