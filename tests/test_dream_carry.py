@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.dream_scene import (
     CONFIRM,
     CONSOLIDATE_REVIEWER,
@@ -197,14 +199,19 @@ def test_a_rebuilt_index_counts_arrivals_anew(scene: Scene):
     )
 
 
-def test_a_window_a_few_seconds_over_a_day_is_one_chunk(scene: Scene):
+def test_a_window_a_few_seconds_over_a_day_is_one_chunk(
+    scene: Scene, monkeypatch: pytest.MonkeyPatch
+):
     """A dream at the same time each night starts a few seconds later on some nights: its
     window is one chunk, not a day and a chunk of those seconds (the month's F10)."""
     from datetime import UTC, datetime, timedelta
 
     scene.transcript(hours_ago=2)
     scene.proposer_replies()
-    start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1, seconds=30)
+    # hippo's clock held still: a loaded machine must not turn the 30 seconds into 31.
+    now = datetime.now(UTC).replace(microsecond=0)
+    monkeypatch.setenv("HIPPO_NOW", str(now.timestamp()))
+    start = now - timedelta(days=1, seconds=30)
     (scene.root / ".hippo/dream-state.json").write_text(
         json.dumps({"last_success": start.strftime("%Y-%m-%dT%H:%M:%SZ")})
     )
