@@ -89,6 +89,8 @@ def _relevant(workspace: Workspace, task: str) -> str:
     from hippo_core.relevance import relevant_paths
 
     best = relevant_paths(workspace, task, limit=MAX_RELEVANT)
+    if not workspace.notes_index.fresh(best):  # one changed since the index looked at it
+        best = relevant_paths(workspace, task, limit=MAX_RELEVANT)
     if not best:
         return ""
     shown = workspace.notes_index.shown(best)

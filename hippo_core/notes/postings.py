@@ -3,17 +3,17 @@
 A hook ranks by scoring every note that has a word of the task, one pass of SQL over those
 notes' rows (:meth:`~hippo_core.notes.index.NotesIndex.bm25_scored`): its cost grows with
 the notes. The watcher (:mod:`hippo_core.notes.watch`) runs anyway, so it keeps, for each
-term it was asked, the term's notes sorted by what the term gives each (its impact,
-``tf / (tf + K1 * (1 - B + B * length / mean))``, the idf aside) and a dictionary of them.
+term it was asked, the term's notes sorted by what the term gives each (its impact, summed
+over the fields: :meth:`~hippo_core.notes.fields.Scoring.impact`) and a dictionary of them.
 It then finds the best few by Fagin's threshold algorithm: it reads each term's notes from
 the top, a few more at a time, scores each note it meets from every term's dictionary, and
 stops once the last of the best few scores more than any note it has not met can: the sum
-over the terms of the idf times the impact at the depth read. The notes index then scores
+over the terms of the impact at the depth read. The notes index then scores
 those few (and any within a rounding of the last) as the hook would, so the order, ties and
 all, is the hook's.
 
 A term's notes are read from the index the first time it is asked, and kept until the
-index changes (any change moves the mean length, and so every impact); at most
+index changes (any change moves the mean lengths and the idfs, and so every impact); at most
 :data:`MAX_POSTINGS` of them are kept, the terms asked longest ago dropped first.
 """
 
@@ -22,18 +22,16 @@ from __future__ import annotations
 import heapq
 from collections import OrderedDict
 
-from hippo_core.notes.index import K1, B
+from hippo_core.notes.fields import FIELDS
+from hippo_core.notes.index import MARGIN
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from hippo_core.notes.fields import Scoring
     from hippo_core.notes.index import NotesIndex
 
 #: How many (term, note) pairs are kept in memory at most: about 100 bytes each.
 MAX_POSTINGS = 400_000
-#: Far above where scores computed here and by SQLite may differ (their last bits), and
-#: above the 1e-9 that scores are rounded to: a note this close to the last place is
-#: scored by the index with the best few.
-MARGIN = 2e-9
 #: How many of each term's notes are read first, at least (then twice as many each time).
 FIRST_READ = 16
 
@@ -47,28 +45,28 @@ class TermNotes:
         self.index = index
         self._held: OrderedDict[str, Postings] = OrderedDict()
         self._size = 0
-        self._as_of: tuple[int, int, float] | None = None
+        self._as_of: tuple[object, ...] | None = None
 
     def best(self, terms: list[str], limit: int) -> list[tuple[str, float]]:
         """:meth:`NotesIndex.bm25_scored` ``(terms, limit)``, found from the top of each
         term's notes."""
         terms = list(dict.fromkeys(terms))
-        idf, mean = self.index.idf(terms)
-        if not idf or limit <= 0:
+        scoring = self.index.scoring(terms)
+        if scoring is None or limit <= 0:
             return []
-        self._still(mean)
-        lists = [(weight, self._postings(term, mean)) for term, weight in idf.items()]
-        given = [(weight, impacts) for weight, (_, _, impacts) in lists]
+        self._still(scoring.means)
+        lists = [self._postings(term, scoring) for term in scoring.terms]
+        given = [impacts for _, _, impacts in lists]
         scored: dict[str, float] = {}
         depth, step = 0, max(FIRST_READ, 2 * limit)
         while True:
             end, ceiling, deeper = depth + step, 0.0, False
-            for weight, (paths, impacts, _) in lists:
+            for paths, impacts, _ in lists:
                 for path in paths[depth:end]:
                     if path not in scored:
-                        scored[path] = sum(w * found.get(path, 0.0) for w, found in given)
+                        scored[path] = sum(found.get(path, 0.0) for found in given)
                 if len(paths) > end:  # a note not met gives at most the next one's impact
-                    ceiling += weight * impacts[end]
+                    ceiling += impacts[end]
                     deeper = True
             depth = end
             if not deeper:
@@ -82,24 +80,28 @@ class TermNotes:
         near = [path for path, score in scored.items() if score >= last - MARGIN]
         return self.index.bm25_scored(terms, 0, among=near)[:limit]
 
-    def _still(self, mean: float) -> None:
-        """Forget every term's notes when the index changed since they were read."""
+    def _still(self, means: tuple[float, ...]) -> None:
+        """Forget every term's notes when the index changed since they were read (its
+        means, and the idfs with them, change only with it)."""
         conn = self.index.conn
-        now = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes, mean)
+        now = (conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes, means)
         if now != self._as_of:
             self._held.clear()
             self._size = 0
             self._as_of = now
 
-    def _postings(self, term: str, mean: float) -> Postings:
+    def _postings(self, term: str, scoring: Scoring) -> Postings:
         held = self._held.get(term)
         if held is not None:
             self._held.move_to_end(term)
             return held
+        counts = ", ".join(field.name for field in FIELDS)
+        lengths = ", ".join(f"{field.name}_length" for field in FIELDS)
         rows = self.index.conn.execute(
-            "SELECT path, tf, length FROM terms WHERE term = ?", (term,)
+            f"SELECT path, {counts}, {lengths} FROM terms WHERE term = ?", (term,)
         ).fetchall()
-        impact = {path: tf / (tf + K1 * (1 - B + B * length / mean)) for path, tf, length in rows}
+        n = len(FIELDS)
+        impact = {row[0]: scoring.impact(term, row[1 : 1 + n], row[1 + n :]) for row in rows}
         order = sorted(impact, key=lambda path: (-impact[path], path))
         postings = (order, [impact[path] for path in order], impact)
         self._held[term] = postings
