@@ -140,7 +140,7 @@ class NotesIndex:
         self.path: str | None = None
         self.watched = False
         #: The notes the last refresh looked at, when it looked at some only (``looks``).
-        self.looked: set[str] | None = None
+        self.looked: Looked | None = None
         self._seen: _Survey | None = None
 
     def refresh(self, looks: int | None = None) -> None:
@@ -337,26 +337,27 @@ class NotesIndex:
         ):
             for f in range(1, len(FIELDS)):
                 rest += scoring.ceiling(term, f, found[2 * f - 2], found[2 * f - 1])
-        # What each note's title gives, summed in SQL over the titles' rows alone.
-        titles = (
+        # What each note's title gives, summed in SQL over the titles' rows alone, best
+        # first: the first few are scored, then the others read on while they may count.
+        titles = self.conn.execute(
             f"SELECT path, {scoring.sql(FIELDS[0])} AS given FROM terms INDEXED BY "
-            f"terms_in_titles WHERE {scoring.having} AND title GROUP BY path"
+            f"terms_in_titles WHERE {scoring.having} AND title GROUP BY path "
+            "ORDER BY given DESC",
+            scoring.values,
         )
-        values = {**scoring.values, "first": max(FIRST_SCORED, 2 * limit)}
-        first = self.conn.execute(f"{titles} ORDER BY given DESC LIMIT :first", values)
+        first = titles.fetchmany(max(FIRST_SCORED, 2 * limit))
         rows = self._scored(scoring, [path for path, _given in first])
         floor = _last_place(rows, limit)
         if floor is None or rest >= floor - MARGIN:
             return None  # a note with no task word in its title may be in the running
         # The others whose title and the ceiling together may reach the last place (the
         # titles' sums are rounded to 9 places: a margin more).
-        values["least"] = floor - rest - 2 * MARGIN
-        scored = {row[0] for row in rows}
-        more = [
-            path
-            for path, _given in self.conn.execute(f"{titles} HAVING given >= :least", values)
-            if path not in scored
-        ]
+        least = floor - rest - 2 * MARGIN
+        more = []
+        for path, given in titles:
+            if given < least:
+                break
+            more.append(path)
         for start in range(0, len(more), CHUNK):
             rows += self._scored(scoring, more[start : start + CHUNK])
         return rows
@@ -419,6 +420,14 @@ class NotesIndex:
         rows = self.conn.execute("SELECT path, mtime_ns, notes, unsure, dirs FROM folders")
         known = {row[0]: (row[1], row[2], row[3], marshal.loads(row[4])) for row in rows}
         survey = _Survey(self.notes_dir, known, time.time_ns() - RACY_NS, window, self._listing)
+        needed = survey.listings_needed()
+        for start in range(0, len(needed), CHUNK):  # read ahead, a query for many folders
+            some = needed[start : start + CHUNK]
+            marks = ", ".join("?" * len(some))
+            query = f"SELECT path, listing FROM folders WHERE path IN ({marks})"
+            survey.read(
+                {path: marshal.loads(listing) for path, listing in self.conn.execute(query, some)}
+            )
         survey.walk()
         return survey
 
@@ -461,29 +470,58 @@ class NotesIndex:
                 for path, (mtime, dirs, files) in survey.rewritten.items()
             ],
         )
-        holders = _Holders()  # how many more notes hold each term, and the bounds
-        columns = ", ".join(field.name for field in FIELDS)
-        for path in [*survey.removed, *survey.changed]:
-            if self.with_terms:
-                rows = conn.execute(f"SELECT term, {columns} FROM terms WHERE path = ?", (path,))
-                for term, *counts in rows:
-                    holders.gone(term, counts)
+        went = [*survey.removed, *survey.changed]
+        gone = self._holders(went) if self.with_terms else {}  # before their rows go
+        for path in went:
             for table in ("notes", "words", "terms", "links"):
                 conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
         for note, raw in parsed:
-            self._store(note, raw, holders)
+            self._store(note, raw)
         if self.with_terms:
-            self._count_holders(holders)
+            self._count_holders(gone, self._holders([note.path for note, _ in parsed]))
         self._resolve_again(
             _affected_targets([*survey.removed, *survey.added]), set(survey.changed)
         )
         for path in survey.changed:
             self._resolve_links_of(path)
 
-    def _count_holders(self, holders: _Holders) -> None:
+    def _holders(self, paths: list[str]) -> dict[str, list[int]]:
+        """What the terms rows of the notes of ``paths`` give the frequency table: for each
+        term, how many of those notes hold it, then for each field how many hold it there,
+        the largest count there and the shortest length there (:data:`LONGEST` for none);
+        summed in SQL, a query a few hundred notes."""
+        parts = []
+        for field in FIELDS:
+            name = field.name
+            parts.append(
+                f"total({name} > 0), max({name}), "
+                f"min(CASE WHEN {name} THEN {name}_length ELSE {LONGEST} END)"
+            )
+        found: dict[str, list[int]] = {}
+        for start in range(0, len(paths), CHUNK):
+            some = paths[start : start + CHUNK]
+            marks = ", ".join("?" * len(some))
+            query = (
+                f"SELECT term, count(*), {', '.join(parts)} FROM terms "
+                f"WHERE path IN ({marks}) GROUP BY term"
+            )
+            for term, *row in self.conn.execute(query, some):
+                had = found.get(term)
+                if had is None:
+                    found[term] = [int(value) for value in row]
+                    continue
+                had[0] += row[0]
+                for at in range(1, len(row), 3):
+                    had[at] += int(row[at])
+                    had[at + 1] = max(had[at + 1], row[at + 1])
+                    had[at + 2] = min(had[at + 2], row[at + 2])
+        return found
+
+    def _count_holders(self, gone: dict[str, list[int]], came: dict[str, list[int]]) -> None:
         """Keep what BM25 needs of the whole: how many notes hold each term, in all and in
-        each field (``holders``: how many more do, and the counts and lengths of the notes
-        that came), how many notes there are and each field's length in all."""
+        each field (the rows of the notes that went, ``gone``, and of those that came,
+        ``came``, as :meth:`_holders` gives them), with each field's bounds grown by the
+        notes that came; how many notes there are and each field's length in all."""
         conn = self.conn
         names = [field.name for field in FIELDS]
         columns = ", ".join(f"{name}, {name}_most, {name}_least" for name in names)
@@ -492,17 +530,24 @@ class NotesIndex:
         least = ", ".join(
             f"{name}_least = min({name}_least, excluded.{name}_least)" for name in names
         )
+        none = [0, *([0, 0, LONGEST] * len(FIELDS))]
+        rows, fewer = [], []
+        for term in {**gone, **came}:
+            new, old = came.get(term, none), gone.get(term, none)
+            row: list[object] = [term, new[0] - old[0]]
+            for at in range(1, len(new), 3):
+                row += [new[at] - old[at], new[at + 1], new[at + 2]]
+            rows.append(row)
+            if new[0] < old[0]:
+                fewer.append((term,))
         marks = ", ".join("?" * (2 + 3 * len(FIELDS)))
         conn.executemany(
             f"INSERT INTO frequency (term, notes, {columns}) VALUES ({marks}) "
             f"ON CONFLICT (term) DO UPDATE SET notes = notes + excluded.notes, {counted}, "
             f"{most}, {least}",
-            holders.rows(),
+            rows,
         )
-        conn.executemany(
-            "DELETE FROM frequency WHERE term = ? AND notes <= 0",
-            [(term,) for term in holders.fewer()],
-        )
+        conn.executemany("DELETE FROM frequency WHERE term = ? AND notes <= 0", fewer)
         totals = ", ".join(f"total({name}_length)" for name in names)
         count, *lengths = conn.execute(f"SELECT count(*), {totals} FROM notes").fetchone()
         conn.executemany(
@@ -511,9 +556,8 @@ class NotesIndex:
             + [(key, str(int(length))) for key, length in zip(FIGURES[1:], lengths, strict=True)],
         )
 
-    def _store(self, note: Note, raw: bytes, holders: _Holders) -> None:
-        """Add the rows of one note, and the terms it holds to ``holders`` when they are
-        kept."""
+    def _store(self, note: Note, raw: bytes) -> None:
+        """Add the rows of one note (its terms' when they are kept)."""
         meta = note.meta
         updated = meta.updated.toordinal() if meta.updated else 0  # undated ranks last
         counts = note_terms(note, raw) if self.with_terms else None
@@ -542,16 +586,25 @@ class NotesIndex:
             [(key, note.path, updated) for key in _keys(note.vocabulary) if ranked],
         )
         if counts and ranked:
-            held = list(dict.fromkeys(term for field in fields for term in field))
-            rows = [(term, tuple(field[term] for field in fields)) for term in held]
+            title, headings, body = counts.title, counts.headings, counts.body
+            length_t, length_h, length_b = lengths
+            path = note.path
             columns = "".join(f"{field.name}, {field.name}_length, " for field in FIELDS)
             self.conn.executemany(
                 f"INSERT INTO terms (term, path, {columns}updated) "
                 f"VALUES (?, ?, {'?, ?, ' * len(FIELDS)}?)",
-                [(term, note.path, *_pairs(counted, lengths), updated) for term, counted in rows],
+                [
+                    (
+                        term,
+                        path,
+                        *(title.get(term, 0), length_t),
+                        *(headings.get(term, 0), length_h),
+                        *(body.get(term, 0), length_b),
+                        updated,
+                    )
+                    for term in {**title, **headings, **body}
+                ],
             )
-            for term, counted in rows:
-                holders.came(term, counted, lengths)
         self.conn.executemany(
             "INSERT INTO links (path, target, dangles) VALUES (?, ?, 0)",
             [(note.path, target) for target, _line in note.links],
@@ -622,9 +675,45 @@ class _Survey:
         self.total = sum(notes for _mtime, notes, _unsure, _dirs in known.values())
         self.window = window if window is not None and window[1] < self.total else None
         #: The notes looked at when not all were; None when every note was.
-        self.looked: set[str] | None = None if self.window is None else set()
+        self.looked: Looked | None = None if self.window is None else Looked()
         self._offset = 0  # where the walk is in the order of every note known
         self._walked: set[str] = set()
+
+    def listings_needed(self) -> list[str]:
+        """The known folders whose listings the walk will read, as far as the index can
+        tell without listing a folder: each whose notes the window reaches or that holds a
+        note whose stamp was not kept (all of them without a window)."""
+        if self.window is None:
+            return list(self.known)
+        needed, offset, stack = [], 0, [""]
+        while stack:
+            folder = stack.pop()
+            old = self.known.get(folder)
+            if old is None:
+                continue
+            if old[2] or self._spans(offset, old[1]):
+                needed.append(folder)
+            offset += old[1]
+            stack.extend(f"{folder}{name}/" for name in reversed(old[3]))
+        return needed
+
+    def read(self, listings: dict[str, Files]) -> None:
+        """Take the listings of folders read ahead (:meth:`listings_needed`)."""
+        self._read.update(listings)
+
+    def _spans(self, first: int, count: int) -> list[tuple[int, int]]:
+        """The parts of a folder's notes (``count`` of them, the first at offset ``first``
+        of the walk) that the window reaches, as ranges of their places in the folder."""
+        if self.window is None:
+            return [(0, count)]
+        start, size = self.window
+        spans = []
+        # The window is the offsets start .. start + size, and on from 0 when it wraps.
+        for low in (start, start - self.total):
+            begin, end = max(first, low), min(first + count, low + size)
+            if begin < end:
+                spans.append((begin - first, end - first))
+        return spans
 
     @property
     def dirty(self) -> bool:
@@ -672,7 +761,7 @@ class _Survey:
             return None
         dirs, files = scanned
         if self.looked is not None:
-            self.looked.update(folder + name for name in files)
+            self.looked.folders.add(folder)
         # A folder changed just now may change again within its mtime's tick: list it next time.
         self.rewritten[folder] = (mtime if mtime < self.racy else -1, dirs, files)
         return dirs
@@ -683,13 +772,10 @@ class _Survey:
         None for all of them (no window)."""
         if self.window is None or self.looked is None:
             return None
-        start, count = self.window
-        spans = []
-        # The window is the offsets start .. start + count, and on from 0 when it wraps.
-        for low in (start, start - self.total):
-            begin, end = max(first, low), min(first + old[1], low + count)
-            if begin < end:
-                spans.append((begin - first, end - first))
+        spans = self._spans(first, old[1])
+        if spans == [(0, old[1])]:
+            self.looked.folders.add(folder)  # the window holds the whole folder
+            return None
         if not spans and not old[2]:
             return []  # neither in the window nor unsure: its listing is not even read
         files = self.files(folder)
@@ -698,7 +784,7 @@ class _Survey:
         if old[2]:
             taken = set(chosen)
             chosen += [name for name, stamp in files.items() if stamp is None and name not in taken]
-        self.looked.update(folder + name for name in chosen)
+        self.looked.paths.update(folder + name for name in chosen)
         return chosen
 
     def _check(self, folder: str, files: Files, chosen: list[str] | None) -> Files | None:
@@ -789,6 +875,20 @@ class _Survey:
         return parse_note(path, raw), raw
 
 
+class Looked:
+    """The notes a refresh looked at: every note of ``folders``, and ``paths``."""
+
+    def __init__(self) -> None:
+        self.folders: set[str] = set()
+        self.paths: set[str] = set()
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        folder, _, _name = path.rpartition("/")
+        return (folder + "/" if folder else "") in self.folders or path in self.paths
+
+
 @contextlib.contextmanager
 def _opened(where: str) -> Iterator[tuple[str, int | None]]:
     """``("", fd)`` for names relative to the open folder ``where``, or ``(where, None)``
@@ -819,56 +919,6 @@ def _last_place(rows: list[_Row], limit: int) -> float | None:
     if len(rows) < limit:
         return None
     return sorted((row[1] for row in rows), reverse=True)[limit - 1]
-
-
-def _pairs(counts: tuple[int, ...], lengths: tuple[int, ...]) -> list[int]:
-    """A term's count and the field's length, field after field, as the terms table has them."""
-    return [value for pair in zip(counts, lengths, strict=True) for value in pair]
-
-
-class _Holders:
-    """What a refresh changes of the frequency table: for each term, how many more notes
-    hold it, in all and in each field, and the largest count and shortest length in each
-    field of the notes that came to hold it."""
-
-    def __init__(self) -> None:
-        self._found: dict[str, list[int]] = {}
-
-    def _row(self, term: str) -> list[int]:
-        row = self._found.get(term)
-        if row is None:
-            row = self._found[term] = [0, *([0, 0, LONGEST] * len(FIELDS))]
-        return row
-
-    def came(self, term: str, counts: tuple[int, ...], lengths: tuple[int, ...]) -> None:
-        row = self._row(term)
-        row[0] += 1
-        for f, (count, length) in enumerate(zip(counts, lengths, strict=True)):
-            if count:
-                at = 1 + 3 * f
-                row[at] += 1
-                row[at + 1] = max(row[at + 1], count)
-                row[at + 2] = min(row[at + 2], length)
-
-    def gone(self, term: str, counts: list[int]) -> None:
-        row = self._row(term)
-        row[0] -= 1
-        for f, count in enumerate(counts):
-            if count:
-                row[1 + 3 * f] -= 1
-
-    def rows(self) -> list[tuple[object, ...]]:
-        """The changes as rows of the frequency table (counts as differences), for every
-        term whose counts changed or that a note came to hold (its bounds may grow)."""
-        return [
-            (term, *row)
-            for term, row in self._found.items()
-            if row[0] or any(row[1::3]) or any(row[2::3])  # notes, each field's, its most
-        ]
-
-    def fewer(self) -> list[str]:
-        """The terms that fewer notes hold than before."""
-        return [term for term, row in self._found.items() if row[0] < 0]
 
 
 def _keys(vocabulary: frozenset[str]) -> list[str]:

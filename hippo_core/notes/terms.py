@@ -15,10 +15,10 @@ public retrieval sets (``../shared/evals/retrieval``, held-in) and ranked worse:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from hippo_core.notes.text import decode_note, split_frontmatter, words
+from hippo_core.patterns import Lazy
 from hippo_core.records import Record
 
 TYPE_CHECKING = False
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 #: Markup a heading may carry that is not its words: attribute lists (``{ #anchor .cls }``),
 #: HTML tags, a link's target, and the ``#``s that close an ATX heading.
-_MARKUP = re.compile(r"\{[^}]*\}|<[^>]*>|\s#+\s*$")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKUP = Lazy(r"\{[^}]*\}|<[^>]*>|\s#+\s*$")  # read notes only: compiled when one is
+_LINK = Lazy(r"!?\[([^\]]*)\]\([^)]*\)")
 _COMMON = """
     a about above after again all also an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from
