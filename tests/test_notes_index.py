@@ -6,6 +6,8 @@ reading of every note gives, byte for byte, whatever happened to the files in be
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import sqlite3
 import subprocess
@@ -18,9 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import hippo_core
 from hippo_core import Workspace, build_context
+from hippo_core.agent_hooks import run_hook
 from hippo_core.builtins.context_parts import task_words
 from hippo_core.builtins.lint import today
+from hippo_core.notes.index import FORMAT
 from hippo_core.notes.links import LinkResolver
 from hippo_core.notes.note import Note, parse_note
 from hippo_core.notes.text import singular
@@ -346,11 +351,44 @@ def test_an_index_of_another_version_or_folder_is_rebuilt(
     assert "- Refunds: Elsewhere." in hippo("context", "--task", "refunds", cwd=root).out
 
 
+def test_an_index_of_the_format_before_fields_is_rebuilt_by_the_next_hook(
+    make_workspace: WorkspaceMaker,
+) -> None:
+    # Format 7 kept one weighted count per term; a hook finding one ranks by fields at once,
+    # with no `hippo ingest --full` or anything else run by hand.
+    notes = {
+        **HOME,
+        "Storage.md": "# Cache\n\nWhat it keeps.\n",
+        **{f"n{i}.md": f"# Note {i}\n\nThe cache fills, the cache empties.\n" for i in range(6)},
+    }
+    root = make_workspace('relevance = "bm25"\n', notes)
+    index = root / ".hippo" / "cache" / "notes.sqlite"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(index) as conn:
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute(
+            "CREATE TABLE terms (term TEXT, path TEXT, tf INTEGER NOT NULL, body INTEGER NOT "
+            "NULL, length INTEGER NOT NULL, updated INTEGER NOT NULL, PRIMARY KEY (term, path))"
+        )
+        wanted = {"format": "7", "hippo": hippo_core.__version__, "terms": "kept"}
+        wanted["notes_dir"] = str(root / "notes")
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
+    payload = json.dumps({"session_id": "s1", "cwd": str(root), "prompt": "the cache"})
+    printed = io.StringIO()
+    run_hook("prompt", "claude", payload, printed)  # what `hippo hook prompt` runs
+    assert "relevant:\n- Cache: What it keeps.\n" in printed.getvalue(), printed.getvalue()
+    with sqlite3.connect(index) as conn:  # rebuilt where it is kept, not held in memory
+        assert dict(conn.execute("SELECT key, value FROM meta"))["format"] == FORMAT
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(terms)")}
+        assert {"title", "headings", "body"} <= columns
+    assert not Workspace.open(root).notes_index.in_memory
+    assert not (Path(os.environ["HIPPO_HOME"]) / "hooks.log").exists()
+
+
 def test_the_stems_an_index_keeps_are_pinned_with_its_format() -> None:
     # An index with terms keeps every note's stems, and only FORMAT and hippo's version tell
     # an old one from a new one: a stem rule or common word changed without a FORMAT bump
     # would rank the notes read before by stale stems until each note changed.
-    from hippo_core.notes.index import FORMAT
     from hippo_core.notes.terms import COMMON, stem
     from hippo_core.notes.text import singular
 
