@@ -19,12 +19,13 @@ if TYPE_CHECKING:
     from hippo_core.settings import LoadedSettings, Settings
 
 
-#: How many notes a call an agent waits for (its hooks, ``hippo context``) stats at most to
-#: keep the notes index fresh when no watcher does: stat-ing all of 20,000 notes costs such
-#: a call more than everything else it does. Each such call looks at the next ones, so a
-#: run of calls looks at them all in turn; every folder is stat-ed each time (a note added,
-#: removed or renamed is seen at once), and a note the block names is looked at before it
-#: is shown (:meth:`~hippo_core.notes.index.NotesIndex.fresh`).
+#: How many notes a call an agent waits for (its hooks, ``hippo context``) stats to keep
+#: the notes index fresh when no watcher does, or a tenth of them when that is more:
+#: stat-ing all of 20,000 notes costs such a call more than everything else it does. Each
+#: such call looks at the next ones, so a run of ten calls looks at them all; every folder
+#: is stat-ed each time (a note added, removed or renamed is seen at once), and a note the
+#: block names is looked at before it is shown
+#: (:meth:`~hippo_core.notes.index.NotesIndex.fresh`).
 LOOKS = 2_000
 #: Paths below the workspace that stay on one machine: ``hippo init`` git-ignores them and
 #: ``hippo doctor`` warns when git tracks one. The session log is added from the settings.

@@ -112,6 +112,9 @@ LONGEST = 1 << 40
 #: and above the 1e-9 that scores are rounded to: a note whose bound comes this close to
 #: the last place's score is scored.
 MARGIN = 2e-9
+#: A refresh that looks at some notes only (``looks``) looks at a tenth of them at least,
+#: so that a run of such refreshes looks at every note within this many.
+SWEEP = 10
 #: How many of the notes with a task word in their titles are scored first, at least.
 FIRST_SCORED = 16
 #: How many paths one query scores at most (SQLite's limit on variables is far above).
@@ -147,10 +150,10 @@ class NotesIndex:
         """Bring the index up to date with the files: stat everything, read what changed.
 
         With ``looks``, every folder is stat-ed (a note added, removed or renamed is seen)
-        but at most ``looks`` of the notes in folders whose entries did not change are:
-        the next ones after those the last such refresh looked at, so that a run of them
-        looks at every note in turn. :meth:`fresh` then tells whether notes it did not look
-        at are as their files are."""
+        but only ``looks`` of the notes in folders whose entries did not change are, or a
+        tenth of all the notes when that is more: the next ones after those the last such
+        refresh looked at, so that a run of them looks at every note within :data:`SWEEP`.
+        :meth:`fresh` then tells whether notes it did not look at are as their files are."""
         window = None
         if looks is not None:
             found = self.conn.execute("SELECT value FROM meta WHERE key = 'looked'").fetchone()
@@ -673,6 +676,8 @@ class _Survey:
         self.added: list[str] = []  # of those, the new ones
         self.removed: list[str] = []
         self.total = sum(notes for _mtime, notes, _unsure, _dirs in known.values())
+        if window is not None:  # at least a tenth of the notes: each within SWEEP calls
+            window = (window[0], max(window[1], -(-self.total // SWEEP)))
         self.window = window if window is not None and window[1] < self.total else None
         #: The notes looked at when not all were; None when every note was.
         self.looked: Looked | None = None if self.window is None else Looked()
