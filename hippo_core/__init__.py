@@ -28,12 +28,16 @@ if TYPE_CHECKING:
         print_json,
         subcommand,
     )
+    from hippo_core.clock import now, utc_now
     from hippo_core.context import build_context
     from hippo_core.deciders import describe_decider
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
+    from hippo_core.dream.blocks import as_material, quoted_field, token_field
     from hippo_core.dream.model import (
+        Applier,
         Call,
+        Change,
         CheckContext,
         Chunk,
         Evidence,
@@ -53,7 +57,6 @@ if TYPE_CHECKING:
         Validator,
         Verdict,
     )
-    from hippo_core.dream.packs import load_packs
     from hippo_core.dream.receipts import (
         new_id,
         proposal_record,
@@ -81,6 +84,7 @@ if TYPE_CHECKING:
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
     from hippo_core.packs.evals_result import CaseResult
+    from hippo_core.packs.running import load_packs
     from hippo_core.plugin_settings import settings_table, update_settings
     from hippo_core.plugins import Plugins, load_plugins
     from hippo_core.processes import process_alive
@@ -110,6 +114,7 @@ _HOMES = {
     "hippo_core.owner_only": ("owner_only_append", "owner_only_write"),
     "hippo_core.jsonfiles": ("json_objects_in", "read_json_object"),
     "hippo_core.processes": ("process_alive",),
+    "hippo_core.clock": ("now", "utc_now"),
     "hippo_core.transcripts.privacy": ("redact_text",),
     # Notes and the context block.
     "hippo_core.notes.note": ("Note",),
@@ -121,7 +126,9 @@ _HOMES = {
     "hippo_core.findings": ("Finding",),
     # The dream's model types.
     "hippo_core.dream.model": (
+        "Applier",
         "Call",
+        "Change",
         "CheckContext",
         "Chunk",
         "Evidence",
@@ -155,7 +162,8 @@ _HOMES = {
     "hippo_core.deciders": ("describe_decider",),
     # Rendering prompts.
     "hippo_core.dream.render": ("render_prompt",),
-    "hippo_core.dream.packs": ("load_packs",),
+    "hippo_core.dream.blocks": ("as_material", "quoted_field", "token_field"),
+    "hippo_core.packs.running": ("load_packs",),
     # Model backends.
     "hippo_core.dream.backends": ("OpenAIBackend", "api_key_from_env"),
     # Outbound requests.
@@ -200,9 +208,11 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "JSON_OPTION",
+    "Applier",
     "Call",
     "CaseError",
     "CaseResult",
+    "Change",
     "CheckContext",
     "Chunk",
     "ContextBlock",
@@ -247,6 +257,7 @@ __all__ = [
     "Workspace",
     "__version__",
     "api_key_from_env",
+    "as_material",
     "atomic_write",
     "build_context",
     "case_folder",
@@ -263,6 +274,7 @@ __all__ = [
     "mcp_server",
     "new_id",
     "note_digest",
+    "now",
     "outbound_opener",
     "outbound_url_problem",
     "owner_only_append",
@@ -272,6 +284,7 @@ __all__ = [
     "process_alive",
     "proposal_record",
     "purge_note_history",
+    "quoted_field",
     "read_json_object",
     "read_recording",
     "receipt_record",
@@ -286,5 +299,7 @@ __all__ = [
     "shown_url",
     "split_frontmatter",
     "subcommand",
+    "token_field",
     "update_settings",
+    "utc_now",
 ]

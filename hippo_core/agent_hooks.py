@@ -59,14 +59,14 @@ def log_problem(event: str, message: str, root: str | None = None) -> None:
     is the machine's, and doctor shows a workspace its own lines only."""
     import contextlib  # here: a later prompt, which logs nothing, is spared its import
 
+    from hippo_core.clock import stamp
     from hippo_core.home import home_folder
     from hippo_core.owner_only import owner_only_append
 
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     with contextlib.suppress(OSError):
         root = root or find_root(os.getcwd())
     where = f" (workspace {root})" if root else ""
-    line = f"{stamp} hook {event}: {message}{where}\n".encode("utf-8", "backslashreplace")
+    line = f"{stamp()} hook {event}: {message}{where}\n".encode("utf-8", "backslashreplace")
     home = home_folder()
     with contextlib.suppress(OSError):
         owner_only_append(os.path.join(home, "hooks.log"), line, home)

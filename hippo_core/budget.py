@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.records import Record
+from hippo_core.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,14 +30,16 @@ class ContextPart:
         self.name = name
         self.required = required
         self.order = order
-        self._text: str | None = text if isinstance(text, str) else None
+        self._text: str | None = printable(text) if isinstance(text, str) else None
         self._make: Callable[[], str] | None = None if isinstance(text, str) else text
 
     @property
     def text(self) -> str:
+        """The part's text as the block holds it: with nothing a terminal obeys and
+        nothing hidden (:func:`~hippo_core.terminal.printable`), whoever made it."""
         if self._text is None:
             assert self._make is not None
-            self._text = self._make()
+            self._text = printable(self._make())
         return self._text
 
     @property

@@ -53,4 +53,8 @@ def forget_text(workspace: Workspace, texts: list[str]) -> dict[str, int]:
         if path.exists():
             path.unlink(missing_ok=True)
             done["notes_index"] = 1
+    from hippo_core.dream.marks import CACHE
+
+    # Which notes were dreamed, by path: made again from the receipts when next asked.
+    (workspace.cache_dir / CACHE).unlink(missing_ok=True)
     return done

@@ -30,12 +30,29 @@ HOOK_END = "</hook_context>"
 MARKS = (BEGIN, ESCAPED_BEGIN, END, ESCAPED_END, HOOK_BEGIN, HOOK_END)
 
 
+#: What a marker inside the text hippo wraps becomes: the same words, no longer a marker.
+NEUTRAL = "\u2039"  # a single left-pointing angle quotation mark, for the marker's <
+
+
 def wrap(text: str) -> str:
-    """``text`` between the markers, each on its own line; nothing stays nothing."""
+    """``text`` between the markers, each on its own line; nothing stays nothing. A marker
+    inside ``text`` (a note or a core that quotes one) is neutralised first, its ``<``
+    made :data:`NEUTRAL`, so the block ends exactly once, where hippo ends it."""
     if not text:
         return ""
-    body = text if text.endswith("\n") else text + "\n"
+    body = neutral(text if text.endswith("\n") else text + "\n")
     return f"{BEGIN}\n{body}{END}\n"
+
+
+def neutral(text: str) -> str:
+    """``text`` with each of hippo's markers (and Gemini CLI's wrapper) made plain words."""
+    if "<" not in text and "&lt;" not in text:
+        return text
+    for mark in MARKS:
+        if mark in text:
+            opening = "&lt;" if mark.startswith("&lt;") else "<"
+            text = text.replace(mark, NEUTRAL + mark[len(opening) :])
+    return text
 
 
 def handed(text: str) -> bool:
@@ -47,6 +64,11 @@ def strip(text: str) -> str:
     """``text`` without what agents were handed: every ``<hook_context>`` span (nested ones
     inside it), then every block of hippo's, plain or escaped (a block inside a block
     goes with it; an unclosed one runs to the end, a stray end marker goes alone).
+
+    A marker of hippo's counts only where hippo writes one: alone on its line (after
+    Gemini CLI's ``<hook_context>`` tags, for an escaped one). A marker inside a line is
+    the person's words (a pasted log saying "see <hippo-context> for details"), and
+    neither it nor what follows it is taken out.
 
     A ``<hook_context>`` left open ends where the block of hippo's it holds ends; one
     that holds none is kept as it is, since nothing tells where the person's words
@@ -60,13 +82,29 @@ def strip(text: str) -> str:
 
 
 def _find(text: str, marks: tuple[str, ...], start: int) -> tuple[int, str]:
-    """The first of ``marks`` at or after ``start``: its offset and itself (-1 if none)."""
+    """The first of ``marks`` at or after ``start``: its offset and itself (-1 if none).
+    A marker of hippo's block is one only where hippo writes it (:func:`_alone`)."""
     found, which = -1, ""
     for mark in marks:
         at = text.find(mark, start)
+        while at != -1 and mark not in _HOOK and not _alone(text, at, mark):
+            at = text.find(mark, at + 1)
         if at != -1 and (found == -1 or at < found):
             found, which = at, mark
     return found, which
+
+
+_HOOK = (HOOK_BEGIN, HOOK_END)
+
+
+def _alone(text: str, at: int, mark: str) -> bool:
+    """True when the marker at ``at`` stands alone on its line: nothing but blanks before
+    and after it, or Gemini CLI's ``<hook_context>`` tags around it."""
+    line_start = text.rfind("\n", 0, at) + 1
+    line_end = text.find("\n", at)
+    before = text[line_start:at].replace(HOOK_BEGIN, "")
+    after = text[at + len(mark) : len(text) if line_end == -1 else line_end]
+    return not before.strip() and not after.replace(HOOK_END, "").strip()
 
 
 def _spans(

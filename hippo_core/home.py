@@ -25,7 +25,7 @@ def home_folder() -> str:
     """:func:`hippo_home` as a string, for the agents' hooks (no :mod:`pathlib`)."""
     named = os.environ.get("HIPPO_HOME")
     if named:
-        return os.path.expanduser(named)
+        return expand_user(named)
     if sys.platform == "linux" and "ANDROID_ROOT" not in os.environ:
         # What platformdirs answers on Linux, without the milliseconds its import costs
         # every hook: the XDG data folder when that is an absolute path.
@@ -36,6 +36,23 @@ def home_folder() -> str:
     from platformdirs import user_data_dir
 
     return user_data_dir("hippo", appauthor=False)
+
+
+def expand_user(text: str) -> str:
+    """``text`` with a leading ``~`` or ``~user`` made the home folder, as a shell would; as
+    it is when no such user exists or the text cannot be a path (a NUL byte). Never raises,
+    where :meth:`pathlib.Path.expanduser` raises :class:`RuntimeError` for ``~0``."""
+    try:
+        return os.path.expanduser(text)
+    except ValueError:
+        return text
+
+
+def user_path(text: str) -> Path:
+    """:func:`expand_user` as a :class:`~pathlib.Path`: how a path a person typed is read."""
+    from pathlib import Path
+
+    return Path(expand_user(text))
 
 
 def index_path() -> Path:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
+        Applier,
         Chunk,
         ModelBackend,
         Pass,
@@ -163,11 +164,34 @@ def hippo_register_validators(register: Callable[[Validator], None]) -> None:
 
 @hookspec
 def hippo_register_reviewers(register: Callable[[Reviewer], None]) -> None:
-    """Register reviewers, as ``register(reviewer)``; a pass's ``review`` key names one.
+    """Register reviewers, as ``register(reviewer)``; a pass's ``review`` key names one, or
+    a chain of them (``review = ["secret-scan", "model"]``).
 
     Called when a dream sends a valid proposal to review. ``model`` asks a second model
     run with the pass's persona as the system prompt; ``queue`` answers ``pending`` and
-    leaves the verdict to ``hippo review``. Returns nothing.
+    leaves the verdict to ``hippo review`` (so it can only end a chain). In a chain each
+    reviewer must confirm, in order; the first that does not ends it, and the receipt
+    records every step. A reviewer that raises rejects the change, naming the exception.
+    The proposal is written to ``.hippo/proposals/`` before any reviewer sees it: a check
+    for secrets belongs in a validator, which runs before. Returns nothing.
+    """
+
+
+@hookspec
+def hippo_register_appliers(register: Callable[[Applier], None]) -> None:
+    """Register appliers, as ``register(applier)``: steps that land a confirmed change.
+
+    Called when a dream or ``hippo review`` lands a confirmed change, and by ``hippo
+    revert``. The steps run in order: hippo's own ``note`` first (the snapshot and the
+    atomic write, or the write of a new note), then the plugins', in the order they were
+    registered; each is given the :class:`~hippo_core.dream.model.Change` (the note, its
+    bytes and digests before and after, the proposal, the verdict, the receipt). A plugin's
+    applier can stage the note in git, or post the change for review elsewhere. The receipt
+    records each step (``done``, ``failed`` with what it raised, ``not run``); a step that
+    raises stops the chain, and the note stays as the steps before it left it. A step a
+    killed process left unfinished is recorded as ``interrupted`` by the next run. ``hippo
+    revert`` calls each applier's ``revert`` after it put the note back. The first
+    applier registered under a name wins. Returns nothing.
     """
 
 
@@ -202,6 +226,22 @@ def hippo_pass_gate(workspace: Workspace, pass_: Pass, chunk: Chunk) -> str | No
     Called by ``hippo dream`` for every pass of every chunk, before any reader or model; the
     first plugin that answers decides. The sleep pack answers for its own passes, which run from
     ``hippo sleep`` when a brief is open and no chain is.
+    """
+
+
+@hookspec
+def hippo_notes_left_alone(workspace: Workspace, pass_: Pass, notes: list[Note]) -> dict[str, str]:
+    """Say which of ``notes`` the per-note pass ``pass_`` leaves alone, and why: a dict of
+    note path (relative to ``notes_dir``, as in :class:`~hippo_core.notes.note.Note`) to one
+    sentence; an empty dict leaves every note to the pass.
+
+    Called by ``hippo dream`` for every per-note pass of every chunk with sessions, before
+    any reader or model, with the notes the pass would work on. A note left alone is no unit
+    of the pass: nothing is read for it, no prompt is built, and the pass proposes no change
+    to it. Every plugin is asked, and a note any of them names is left alone, with the first
+    reason given; the report counts the notes left alone under each plugin's reason. The
+    sleep pack leaves its cores to the sleep cycle, which changes them only through its
+    reviewed drafts.
     """
 
 

@@ -7,12 +7,17 @@ table has a key of that name or close to it::
 
     'sleep.max_tokens' is not a setting and was ignored - did you mean sleep.model.max_tokens?
 
+A key at the top of the file that a plugin's table has is named with its table too
+(:func:`placed`).
+
 A value of the wrong type is one error naming the key and what was found.
 """
 
 from __future__ import annotations
 
 import difflib
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
@@ -76,6 +81,27 @@ def unknown_tables(workspace: Workspace, plugins: Plugins) -> list[str]:
             line = f"{SHOWN_AS}: '[{name}]' is not a table of hippo or of a plugin here"
             lines.append(f"{line} - did you mean [{close[0]}]?" if close else line)
     return lines
+
+
+def placed(lines: Sequence[str], plugins: Plugins) -> list[str]:
+    """The settings' warning ``lines``, each about a key at the top of the file that a
+    plugin's table has (``max_attempts`` is ``sleep.max_attempts``) saying where it belongs:
+    the settings are read without the plugins, so only now can that be told."""
+    shown: list[str] = []
+    keys: list[str] | None = None
+    for line in lines:
+        found = _IGNORED.search(line)
+        if found is not None and " - did you mean " not in line:
+            keys = every_key(plugins.settings_tables()) if keys is None else keys
+            homes = [k for k in keys if k.rsplit(".", 1)[-1] == found.group(1)]
+            if homes:
+                line += f" - did you mean {homes[0]}?"
+        shown.append(line)
+    return shown
+
+
+#: A settings warning about a key of no table hippo knows.
+_IGNORED = re.compile(r"'([A-Za-z0-9_-]+)' is not a setting and was ignored$")
 
 
 def every_key(owned: dict[str, type[BaseModel]]) -> list[str]:

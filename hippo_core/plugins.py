@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from hippo_core.budget import ContextPart
     from hippo_core.dream.model import (
+        Applier,
         ProposalKind,
         Reader,
         Reviewer,
@@ -62,6 +63,7 @@ BUILTIN_HOOKS = {
     "hippo_core.builtins.doctor_checks": ("hippo_doctor_checks",),
     "hippo_core.builtins.sources": ("hippo_register_sources",),
     "hippo_core.builtins.dreaming": (
+        "hippo_register_appliers",
         "hippo_register_backends",
         "hippo_register_kinds",
         "hippo_register_readers",
@@ -203,6 +205,9 @@ class Plugins:
         self.read: dict[str, list[tuple[str, Impl]]] = {}
         self.origins: dict[str, PluginInfo] = {}
         self.broken: list[PluginInfo] = []
+        self.failed: dict[str, str] = {}
+        """Plugins that raised while registering what they add, by name: what they said.
+        Their other registrations stand; the one that raised is left out."""
         self._calling = ""
         self._hot: dict[str, list[Impl]] = {}
 
@@ -266,19 +271,53 @@ class Plugins:
         """Call every implementation of ``hook``; what each returned, None left out."""
         return self._collect(hook, **kwargs)
 
-    def _collect(self, hook: str, **kwargs: Any) -> list[Any]:
+    def _collect(self, hook: str, *, tolerant: bool = False, **kwargs: Any) -> list[Any]:
         """Call every implementation of ``hook`` in pluggy's order; None results dropped.
 
         Implementations are called one by one rather than through ``pm.hook`` so that an
-        exception can name the plugin and distribution it came from.
+        exception can name the plugin and distribution it came from. ``tolerant`` (the
+        hooks where plugins register things): a third-party plugin that raises is noted in
+        :attr:`failed` and the others go on, so one bad plugin stops no command.
         """
         results: list[Any] = []
         for impl in self._impls(hook):
             self._calling = impl.plugin_name
-            value = self._call_one(impl, hook, **kwargs)
+            try:
+                value = self._call_one(impl, hook, **kwargs)
+            except HippoError as error:
+                origin = self._origin(impl.plugin_name)
+                if not tolerant or origin.builtin or not _raised_by_plugin(error):
+                    raise
+                self.failed.setdefault(impl.plugin_name, str(error))
+                continue
             if value is not None:
                 results.append(value)
         return results
+
+    def clashes(self) -> list[str]:
+        """Every name a plugin registers (a reader, a kind, a reviewer ...) that another
+        plugin registered first, in words: the later registration is left out."""
+        lines: list[str] = []
+        for hook, what, named in _NAMED_HOOKS:
+            lines += self._clashes(hook, what, named)
+        return lines
+
+    def _clashes(self, hook: str, what: str, named: bool) -> list[str]:
+        first: dict[str, PluginInfo] = {}
+        lines = []
+
+        def register(*args: Any) -> None:
+            name = str(args[0] if named else getattr(args[0], "name", ""))
+            plugin = self._origin(self._calling)
+            if name in first and first[name].name != plugin.name:
+                lines.append(
+                    f"plugin {plugin.origin} registers the {what} '{name}', which "
+                    f"{first[name].origin} registered first; that one is used"
+                )
+            first.setdefault(name, plugin)
+
+        self._collect(hook, tolerant=True, register=register)
+        return lines
 
     def packs(self) -> dict[str, PackSource]:
         """Every pack a plugin ships, by name; the first registered under a name wins."""
@@ -296,7 +335,7 @@ class Plugins:
         def register(name: str, directory: Path) -> None:
             found.append(PackSource(name, Path(directory), self._origin(self._calling)))
 
-        self._collect("hippo_register_packs", register=register)
+        self._collect("hippo_register_packs", tolerant=True, register=register)
         return found
 
     def all_commands(self) -> list[CommandEntry]:
@@ -306,7 +345,7 @@ class Plugins:
         def register(name: str, target: str, help: str) -> None:
             found.append(CommandEntry(name, target, help, self._origin(self._calling)))
 
-        self._collect("hippo_register_commands", register=register)
+        self._collect("hippo_register_commands", tolerant=True, register=register)
         return found
 
     def commands(self) -> dict[str, CommandEntry]:
@@ -378,7 +417,7 @@ class Plugins:
         def register(source: TranscriptSource) -> None:
             found.setdefault(source.name, source)
 
-        self._collect("hippo_register_sources", register=register)
+        self._collect("hippo_register_sources", tolerant=True, register=register)
         return found
 
     def _registry(self, hook: str, named: bool = False) -> dict[str, Any]:
@@ -389,7 +428,7 @@ class Plugins:
             name, thing = args if named else (args[0].name, args[0])
             found.setdefault(name, thing)
 
-        self._collect(hook, register=register)
+        self._collect(hook, tolerant=True, register=register)
         return found
 
     def readers(self) -> dict[str, Reader]:
@@ -403,6 +442,13 @@ class Plugins:
 
     def reviewers(self) -> dict[str, Reviewer]:
         return self._registry("hippo_register_reviewers")
+
+    def appliers(self) -> list[Applier]:
+        """The appliers a confirmed change goes through, in order: hippo's own ``note``
+        first, then the others as registered (the first under a name wins)."""
+        found = self._registry("hippo_register_appliers")
+        note = found.pop("note", None)
+        return ([note] if note is not None else []) + list(found.values())
 
     def backends(self) -> dict[str, BackendFactory]:
         return self._registry("hippo_register_backends", named=True)
@@ -438,6 +484,31 @@ class Plugins:
                 return str(answer)
         return None
 
+    def notes_left_alone(
+        self, workspace: Workspace, pass_: Any, notes: list[Note]
+    ) -> dict[str, tuple[str, str]]:
+        """The notes of ``notes`` the per-note pass ``pass_`` leaves alone, each with the
+        plugin that said so first and its reason."""
+        found: dict[str, tuple[str, str]] = {}
+        for impl in self._impls("hippo_notes_left_alone"):
+            self._calling = impl.plugin_name
+            answer = self._call_one(
+                impl, "hippo_notes_left_alone", workspace=workspace, pass_=pass_, notes=notes
+            )
+            if answer is None:
+                continue
+            if not isinstance(answer, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in answer.items()
+            ):
+                origin = self._origin(impl.plugin_name).origin
+                raise HippoError(
+                    f"plugin {origin} answered hippo_notes_left_alone with "
+                    f"{type(answer).__name__}; it returns a dict of note path to a reason"
+                )
+            for path, why in answer.items():
+                found.setdefault(path, (impl.plugin_name, why))
+        return found
+
     def _call_one(self, impl: Any, hook: str, **kwargs: Any) -> Any:
         try:
             return impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
@@ -461,6 +532,25 @@ class Plugins:
         """Workspace paths plugins write that are machine state (git-ignored)."""
         lists = self._collect("hippo_local_paths", workspace=workspace)
         return [path for paths in lists for path in paths]
+
+
+#: The hooks where plugins register things by name: ``(hook, what it registers, whether
+#: the name is the first argument of register rather than the thing's ``name``)``.
+_NAMED_HOOKS = (
+    ("hippo_register_readers", "reader", True),
+    ("hippo_register_kinds", "kind", False),
+    ("hippo_register_validators", "validator", False),
+    ("hippo_register_reviewers", "reviewer", False),
+    ("hippo_register_appliers", "applier", False),
+    ("hippo_register_backends", "backend", True),
+    ("hippo_register_sources", "transcript source", False),
+    ("hippo_register_tools", "tool", False),
+)
+
+
+def _raised_by_plugin(error: HippoError) -> bool:
+    """Whether ``error`` wraps what a plugin's own code raised (not hippo's word)."""
+    return error.__cause__ is not None and not isinstance(error.__cause__, HippoError)
 
 
 def _job_name(name: object) -> bool:
@@ -543,6 +633,11 @@ def _load_hot() -> Plugins:
 _SPECS: dict[str, tuple[str, ...]] = {}
 
 
+def hook_names() -> list[str]:
+    """Every hook's name, sorted."""
+    return sorted(_specs())
+
+
 def _specs() -> dict[str, tuple[str, ...]]:
     """The hooks and their arguments, as the hot path reads them from the hookspecs."""
     if not _SPECS:
@@ -568,12 +663,24 @@ def _entry_points() -> list[Any]:
 
 
 def _skipped(plugins: Plugins, point: Any, exc: Exception) -> None:
-    error = f"{type(exc).__name__}: {exc}"
+    error = f"{type(exc).__name__}: {exc}" + _hook_hint(str(exc))
     sys.stderr.write(
         f"hippo: plugin {point.name} from {point.distribution} {point.version} was skipped: "
         f"{error}\n"
     )
     plugins.broken.append(PluginInfo(point.name, point.distribution, point.version, error=error))
+
+
+def _hook_hint(message: str) -> str:
+    """`` - did you mean 'hippo_register_validators'?`` for pluggy's unknown hook."""
+    import difflib
+    import re
+
+    found = re.search(r"unknown hook '([^']+)'", message)
+    if found is None:
+        return ""
+    close = difflib.get_close_matches(found.group(1), list(_specs()), n=1, cutoff=0.6)
+    return f" - did you mean '{close[0]}'?" if close else ""
 
 
 def _wanted(allowed: str | None) -> Callable[[str, str], bool]:

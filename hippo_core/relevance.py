@@ -21,7 +21,8 @@ recall@5 moved by less than 0.01, and are fixed: docs/concepts.md gives the figu
 from __future__ import annotations
 
 import os
-import time
+
+from hippo_core.clock import now as clock_now
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ def _asked(
             "index": os.path.join(home_folder(), "index.sqlite"),
             "roots": notes_roots(workspace),
             "team": _team(workspace),
-            "now": time.time() if now is None else now,
+            "now": clock_now() if now is None else now,
         }
     return watched_ranking(index.path or "", index.notes_dir, question)
 
@@ -208,7 +209,7 @@ def scores_from(
 
     from hippo_core.index.history import past_sessions
 
-    clock = time.time() if now is None else now
+    clock = clock_now() if now is None else now
     try:
         sessions = past_sessions(
             conn, roots, task_terms, SESSIONS, current, before, besides, team=team, held=held

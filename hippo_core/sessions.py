@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-import time
 
 from hippo_core import jsontext
+from hippo_core.clock import stamp
 from hippo_core.errors import HippoError
 from hippo_core.jsonfiles import json_objects_in, read_json_object
 from hippo_core.locate import HIPPO_DIR
@@ -55,8 +55,8 @@ UNSPECIFIED = "unspecified"
 
 
 def now() -> str:
-    """The current UTC time as hippo writes it: ``2026-11-30T05:21:00Z``."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """hippo's clock as it writes a time: ``2026-11-30T05:21:00Z`` (:mod:`hippo_core.clock`)."""
+    return stamp()
 
 
 def record_path(workspace: Workspace, raw_id: str) -> Path:

@@ -53,6 +53,8 @@ class Settings(Record):
         "relevance",
         "required_notes",
         "sample_tasks",
+        "dreamed_days",
+        "risky_review",
         "log_path",
         "transcript_dirs",
         "model_backend",
@@ -61,6 +63,7 @@ class Settings(Record):
         "openai",
         "themes",
         "registries",
+        "disabled_packs",
         "index_url",
         "index_project",
         "index_share",
@@ -74,6 +77,11 @@ class Settings(Record):
     ``bm25``."""
     required_notes: tuple[str, ...]
     sample_tasks: tuple[str, ...]
+    dreamed_days: int
+    """For how many days a note a dream changed is marked so in the context block."""
+    risky_review: str
+    """Who lands a dream's risky change: ``person`` (it waits for ``hippo review``) or
+    ``pass`` (the pass's reviewers alone)."""
     log_path: str | None
     transcript_dirs: dict[str, tuple[str, ...]]
     model_backend: str
@@ -82,6 +90,8 @@ class Settings(Record):
     openai: OpenAISettings
     themes: tuple[str, ...]
     registries: tuple[str, ...]
+    disabled_packs: tuple[str, ...]
+    """Packs (and themes) that do not run in this workspace, though they are installed."""
     index_url: str
     """A team index on PostgreSQL (``postgresql+psycopg://...``); empty: only the local one."""
     index_project: str
@@ -101,6 +111,8 @@ class Settings(Record):
         relevance: str = "headings",
         required_notes: tuple[str, ...] = (),
         sample_tasks: tuple[str, ...] = (),
+        dreamed_days: int = 30,
+        risky_review: str = "person",
         log_path: str | None = None,
         transcript_dirs: dict[str, tuple[str, ...]] | None = None,
         model_backend: str = "command",
@@ -109,6 +121,7 @@ class Settings(Record):
         openai: OpenAISettings | None = None,
         themes: tuple[str, ...] = (),
         registries: tuple[str, ...] = (),
+        disabled_packs: tuple[str, ...] = (),
         index_url: str = "",
         index_project: str = "",
         index_share: str = "workspace",
@@ -121,6 +134,8 @@ class Settings(Record):
             relevance=relevance,
             required_notes=required_notes,
             sample_tasks=sample_tasks,
+            dreamed_days=dreamed_days,
+            risky_review=risky_review,
             log_path=log_path,
             transcript_dirs={} if transcript_dirs is None else transcript_dirs,
             model_backend=model_backend,
@@ -129,6 +144,7 @@ class Settings(Record):
             openai=OpenAISettings() if openai is None else openai,
             themes=themes,
             registries=registries,
+            disabled_packs=disabled_packs,
             index_url=index_url,
             index_project=index_project,
             index_share=index_share,
@@ -139,7 +155,14 @@ class Settings(Record):
     def from_values(cls, values: dict[str, Any]) -> Settings:
         """Settings from plain values, as validated or cached (lists become tuples)."""
         values = dict(values)
-        for name in ("required_notes", "sample_tasks", "model_command", "themes", "registries"):
+        for name in (
+            "required_notes",
+            "sample_tasks",
+            "model_command",
+            "themes",
+            "registries",
+            "disabled_packs",
+        ):
             values[name] = tuple(values.get(name) or ())
         values["openai"] = OpenAISettings(**(values.get("openai") or {}))
         dirs = values.get("transcript_dirs") or {}

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from os import PathLike
 
 SETTINGS_FILE = "settings.toml"
-SCHEMA_TAG = "settings 4\0"
+SCHEMA_TAG = "settings 5\0"
 """Part of the cache key: a cache written before a setting existed must not be reused."""
 
 

@@ -86,6 +86,22 @@ class SettingsModel(BaseModel):
     sample_tasks: list[str] = Field(
         default_factory=list, description="Tasks whose context budget `hippo doctor` checks."
     )
+    risky_review: Literal["person", "pass"] = Field(
+        "person",
+        description=(
+            "Who lands a dream's risky change (a URL, a command, a credential, the entry or a "
+            "required note, evidence only from outside): person (it waits in hippo review "
+            "once the pass's reviewers confirm it) or pass (the pass's reviewers alone)."
+        ),
+    )
+    dreamed_days: int = Field(
+        30,
+        ge=0,
+        description=(
+            "Days a note a dream changed is marked so in the context block, with the date "
+            "and the receipt; 0: never marked."
+        ),
+    )
     log_path: RelPath | None = Field(
         None,
         description="Session log, relative to the workspace; default <notes_dir>/Session log.md.",
@@ -127,6 +143,14 @@ class SettingsModel(BaseModel):
         default_factory=list,
         description="More pack registries (a path or an https URL), after hippo's own.",
         examples=[["https://example.org/hippo/index.toml"]],
+    )
+    disabled_packs: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Packs and themes that do not run here though they are installed (a pack "
+            "a pip-installed distribution ships runs in every workspace of its environment)."
+        ),
+        examples=[["security-notes"]],
     )
     index_url: Annotated[str, AfterValidator(_index_url)] = Field(
         "",

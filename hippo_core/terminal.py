@@ -2,7 +2,11 @@
 
 A transcript can quote coloured tool output, and a teammate can push any member name: their
 escape sequences would clear the screen, set the window's title or write the clipboard of
-whoever reads them. What hippo keeps is left as it was; only what it prints is changed.
+whoever reads them. Characters that show nothing can carry words nobody sees: Unicode's
+tag characters spell out text a model reads, bidirectional controls reorder what a person
+reads. What hippo keeps is left as it was; what it prints, to a terminal or to an agent
+(the context block), shows every such character instead of obeying it or hiding it, the
+same in every view, so a reviewer sees what would land.
 """
 
 from __future__ import annotations
@@ -12,37 +16,36 @@ if TYPE_CHECKING:
     import re
     from typing import Any
 
-#: What a control character that is not part of a sequence is printed as: its picture
-#: (U+2400 to U+241F, U+2421 for DEL) for C0, U+FFFD for C1.
+#: What a control character is printed as: its picture (U+2400 to U+241F, U+2421 for DEL)
+#: for C0, U+FFFD for C1.
 PICTURES = {code: chr(0x2400 + code) for code in range(0x20)} | {0x7F: "\u2421"}
 PICTURES |= {code: "\ufffd" for code in range(0x80, 0xA0)}
+#: The characters that show nothing yet change what is read, printed as ``<U+XXXX>``:
+#: the soft hyphen, bidirectional marks, embeddings, overrides and isolates, zero-width
+#: spaces and joiners, the word joiner and invisible operators, the byte order mark and
+#: the interlinear annotation marks, and Unicode's tag characters.
+HIDDEN = (
+    "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+)
 
 _pattern: re.Pattern[str] | None = None
 
 
 def printable(text: str) -> str:
-    """``text`` without terminal control: every escape sequence (CSI, OSC, DCS and the
-    others, with their parameters) taken out whole, every other C0 or C1 control character
-    but a line break and a tab replaced by a visible picture (``\\r\\n`` is a line break)."""
-    # The common case, text with no control character, costs no import (the agents' hooks
-    # print errors through here).
+    """``text`` with nothing a terminal obeys and nothing hidden: every C0 or C1 control
+    character but a line break and a tab shown as its picture (an escape sequence's ESC as
+    ␛, so ``␛]52;c;...`` shows what it would have done; ``\\r\\n`` is a line break), and
+    every character of :data:`HIDDEN` as ``<U+XXXX>``."""
+    # The common case, text with no such character, costs no import (the agents' hooks
+    # print through here).
     if text.replace("\n", "").replace("\t", "").isprintable():
         return text
     global _pattern
     if _pattern is None:
         import re
 
-        _pattern = re.compile(
-            # CSI (ESC [ or 0x9B): parameters, intermediates, one final byte.
-            r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]"
-            # OSC, DCS, SOS, PM, APC: a string up to BEL or ST (an unterminated one loses
-            # only its introducer, below, so the text after it stays visible).
-            r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
-            # Any other escape sequence: ESC, intermediates, one final byte.
-            r"|\x1b[\x20-\x2f]*[\x30-\x7e]"
-            r"|\r\n"
-            r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-        )
+        _pattern = re.compile(rf"\r\n|[\x00-\x08\x0b-\x1f\x7f-\x9f{HIDDEN}]")
     return _pattern.sub(_replace, text)
 
 
@@ -50,9 +53,8 @@ def _replace(match: re.Match[str]) -> str:
     found = match.group()
     if found == "\r\n":
         return "\n"
-    if len(found) == 1:
-        return PICTURES[ord(found)]
-    return ""
+    code = ord(found)
+    return PICTURES.get(code, f"<U+{code:04X}>")
 
 
 def printable_json(data: Any) -> str:

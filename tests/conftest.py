@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 if TYPE_CHECKING:
     from tests.dream_scene import Scene
@@ -23,6 +24,13 @@ from tests.models.gemini_server import gemini_api  # noqa: F401  (a fixture: Gem
 from tests.models.responses_server import responses_api  # noqa: F401  (a fixture: OpenAI Responses)
 from tests.postgres import postgres, postgres_server  # noqa: F401  (fixtures: a real server)
 from tests.small_model import small_model  # noqa: F401  (a fixture: SmolLM2 on llama-cpp)
+
+# Property tests draw the same examples on every CI run (a seed from each test's name), so a
+# bug they can find fails every run instead of one run in some; a run elsewhere draws anew,
+# and hypothesis prints the failing example's blob to pin it with @reproduce_failure.
+hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 
 @pytest.fixture(autouse=True)

@@ -14,6 +14,11 @@ from pathlib import Path
 
 def in_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
     """What ``argv`` writes on the terminal (stdout and stderr), as text."""
+    return run_in_terminal(argv, cwd, env)[1]
+
+
+def run_in_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    """``argv``'s exit code and what it writes on the terminal (stdout and stderr)."""
     import pty
 
     master, slave = pty.openpty()
@@ -35,8 +40,8 @@ def in_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
             chunks.append(data)
     finally:
         os.close(master)
-        process.wait(timeout=60)
-    return b"".join(chunks).decode("utf-8", "replace")
+        code = process.wait(timeout=60)
+    return code, b"".join(chunks).decode("utf-8", "replace")
 
 
 #: What a full-screen program asks its terminal at start, and what a terminal answers: the

@@ -25,15 +25,17 @@ from hippo_core.dream.backends import MAX_REPLY_BYTES
 from hippo_core.dream.model import ModelBackend, ModelUnreachable
 from hippo_core.errors import HippoError
 from hippo_core.plugins import load_plugins
-from hippo_core.transcripts.privacy import MODEL_CALL_MARKER
+from hippo_core.transcripts.privacy import model_call_line
 from hippo_core.workspace import Workspace
 
 from .conftest import WorkspaceMaker
 from .local_http import recorder, start_server
 from .models import calls, model_settings, scripted_model
 
-#: The line every prompt hippo sends begins with.
-MARK = f"{MODEL_CALL_MARKER}\n"
+
+def _mark() -> str:
+    """The line every prompt hippo sends begins with: the marker and this machine's key."""
+    return f"{model_call_line()}\n"
 
 
 def backend(root: Path, name: str = "command") -> ModelBackend:
@@ -66,7 +68,7 @@ def test_the_reply_comes_from_stdout_and_the_system_prompt_from_a_file(
     assert reply.text == "réponse\n" and not reply.too_large
     [call] = calls(script)
     assert call["system"] == "You are the persona."
-    assert call["prompt"] == f"{MARK}Check the note."  # every prompt says it is hippo's
+    assert call["prompt"] == f"{_mark()}Check the note."  # every prompt says it is hippo's
     system_path = call["argv"][call["argv"].index("--system-file") + 1]
     assert system_path != "{system_file}"
     assert not Path(system_path).exists(), "the system file is deleted afterwards"
@@ -80,15 +82,15 @@ def test_without_system_file_the_system_prompt_goes_first_on_stdin(
     assert model.complete("Alone.").text == "ok"
     first, second = calls(script)
     assert first["system"] is None
-    assert first["prompt"] == f"The persona.\n\n{MARK}The prompt."
-    assert second["prompt"] == f"{MARK}Alone."
+    assert first["prompt"] == f"{_mark()}The persona.\n\nThe prompt."
+    assert second["prompt"] == f"{_mark()}Alone."
 
 
 def test_calls_record_bytes_and_seconds(make_workspace: WorkspaceMaker, tmp_path: Path):
     model, _ = command_backend(make_workspace, tmp_path, [{"reply": "four"}])
     reply = model.complete("prompt é", system="system")
     assert reply.call.backend == "command"
-    assert reply.call.bytes_in == len(f"{MARK}prompt é".encode()) + len(b"system")
+    assert reply.call.bytes_in == len(f"{_mark()}prompt é".encode()) + len(b"system")
     assert reply.call.bytes_out == 4
     assert 0 < reply.call.seconds < 30
 
@@ -174,7 +176,7 @@ def test_a_wrapper_script_relative_to_the_workspace(
     monkeypatch.chdir(elsewhere)  # the script is found from the workspace all the same
     reply = backend(root).complete("the prompt", system="the persona")
     persona, folder, prompt = reply.text.split("|")
-    assert (persona, prompt) == ("the persona", f"{MARK}the prompt")
+    assert (persona, prompt) == ("the persona", f"{_mark()}the prompt")
     # It runs in a temporary folder, outside the workspace, which is gone afterwards.
     assert not folder.startswith(str(root)) and "hippo-model-" in folder
     assert not Path(folder).exists()
@@ -322,7 +324,7 @@ def test_openai_sends_the_chat_request_and_returns_the_content(
         "model": "qwen-test",
         "messages": [
             {"role": "system", "content": "The persona."},
-            {"role": "user", "content": f"{MARK}The prompt."},
+            {"role": "user", "content": f"{_mark()}The prompt."},
         ],
         "max_tokens": 321,
         "temperature": 0,
@@ -340,7 +342,7 @@ def test_openai_without_system_or_key(make_workspace: WorkspaceMaker, server: Se
     [request] = server.requests
     assert request["path"] == "/v1/chat/completions"
     assert "Authorization" not in request["headers"]
-    assert request["body"]["messages"] == [{"role": "user", "content": f"{MARK}Only this."}]
+    assert request["body"]["messages"] == [{"role": "user", "content": f"{_mark()}Only this."}]
 
 
 def test_openai_names_a_missing_key_variable(

@@ -150,7 +150,7 @@ def test_every_usage_line_shows_arguments_as_upper_case_names(hippo: HippoRunner
         usages[path] = line
     assert len(usages) > len(REGISTERED)
     assert usages[("search",)].endswith(" QUERY")
-    assert usages[("revert",)].endswith(" RECEIPT")
+    assert usages[("revert",)].endswith(" [RECEIPT]")  # or --confirmed, or --withdraw
     assert usages[("config", "set")].endswith(" KEY VALUE")
 
 
@@ -505,8 +505,11 @@ def test_hippo_plugins_shows_the_commands_each_plugin_adds(site: Path, tmp_path:
         ("hippo_dreamer", "dream"),
         ("hippo_vanish", "vanish"),
     ]:
+        # A command hippo has already is marked as left out (pack-author finding 28).
+        clash = " (left out: hippo_core.builtins.commands has it)" if added == "dream" else ""
         assert lines[module] == (
-            f"{module}  {PLUGINS[module][0]} 1.2.0  hippo_register_commands; commands: {added}"
+            f"{module}  {PLUGINS[module][0]} 1.2.0  hippo_register_commands; "
+            f"commands: {added}{clash}"
         )
     assert lines["hippo_core.builtins.commands"].endswith(f"commands: {', '.join(BUILTIN)}")
 

@@ -51,10 +51,28 @@ def test_parts_come_in_order_with_exact_lines(make_workspace: WorkspaceMaker, hi
         "session: abc-1 claude-code 2026-11-30T09:00:00Z\n"
         "relevant:\n"
         "- Database migrations: Migrations run once per release.\n"
-        "- Testing: Retry nothing.\n"
         "linter: overdue=0 dangling=0\n"
     )
     assert run.err == ""
+
+
+def test_a_note_the_block_gives_already_is_not_listed_as_relevant(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    """The entry note and the required ones are in the block already: an agent that got
+    the entry text twice (issue 36) gets it once, and the five relevant lines go to other
+    notes."""
+    notes = {
+        "Home.md": "# Home\n\nThe deploy notes are below.\n\n## Deploy\n\nSee [[Deploy]].\n",
+        "Deploy.md": "# Deploy\n\nDeploy with make deploy.\n",
+        "Deploy checklist.md": "# Deploy checklist\n\nTag, then deploy.\n",
+    }
+    for relevance in ("headings", "bm25", "history"):
+        root = make_workspace(f'relevance = "{relevance}"\nrequired_notes = ["Deploy.md"]\n', notes)
+        out = hippo("context", "--task", "deploy home", cwd=root).out
+        assert out.count("The deploy notes are below.") == 1, (relevance, out)
+        assert "- Home:" not in out and "- Deploy:" not in out, (relevance, out)
+        assert "- Deploy checklist: Tag, then deploy." in out, (relevance, out)
 
 
 def test_without_task_or_session_there_is_no_relevant_part_or_session_line(

@@ -104,7 +104,7 @@ def test_the_prompt_holds_the_handoff_the_linked_note_and_the_turns(
     assert hippo("dream", "--pass", "decisions", cwd=root).code == 0
     [call] = calls(script)
     marker, prompt = call["prompt"].split("\n", 1)
-    assert marker == "<hippo-model-call>" and prompt.startswith(PROPOSER)
+    assert marker.startswith('<hippo-model-call key="') and prompt.startswith(PROPOSER)
     assert HANDOFF in prompt and "(the session's last message)" in prompt
     assert "### Note `Home.md`" in prompt and "nothing is cached" in prompt
     sid = session_id(f"codex-{NATIVE}")
@@ -118,9 +118,10 @@ def test_a_confirmed_decision_becomes_a_note(root: Path, hippo: HippoRunner, tmp
     note = str(expect["note"])
     title = note.removeprefix("decisions/").removesuffix(".md")
     sid = session_id(f"codex-{NATIVE}")
+    day = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%d")  # the session's day
     new = (
         f"---\ntype: decision\nstatus: current\n---\n# {title}\n\n## Decision\n\n"
-        "Decided on 2026-11-20: the local statement cache uses SQLite, not Postgres.\n\n"
+        f"Decided on {day}: the local statement cache uses SQLite, not Postgres.\n\n"
         "## Why\n\nThe CLI must work offline, and `sqlite3` ships with Python.\n\n"
         f'## Evidence\n\n- Session {sid}, turn 1: "Agreed, go with SQLite over Postgres: '
         'the CLI has to work offline."\n'

@@ -64,7 +64,10 @@ def test_the_reviewer_sees_persona_note_change_and_evidence_but_never_the_reason
     scene.proposer_replies(replace())
     scene.dream()
     proposer, reviewer = scene.calls()
-    assert not proposer["system"] and PROPOSER in proposer["prompt"]
+    # the instructions go as the system prompt, the material as the prompt, apart
+    assert proposer["system"].startswith(PROPOSER) and "## Output" in proposer["system"]
+    assert "## Output" not in proposer["prompt"] and "## Note " in proposer["prompt"]
+    assert "prompt (the person's words):" in proposer["prompt"]
     assert "How do we run the Testing suite" in proposer["prompt"]
     assert reviewer["system"].startswith(VERIFY_REVIEWER)
     assert "SECRET-REASON" not in reviewer["prompt"] and "SECRET-REASON" not in reviewer["system"]

@@ -77,7 +77,8 @@ def test_consolidate_appends_what_a_session_handed_off(scene: Scene):
     assert hippo("session", "start", "--id", session, "--tool", "claude-code", cwd=root).code == 0
     handoff = "Switched the suite to uv; see [[Testing]]."
     assert hippo("session", "end", "--id", session, "--handoff", handoff, cwd=root).code == 0
-    addition = "- 2026-11-30: The suite runs with `uv run pytest -q`; the Makefile is gone.\n"
+    day = datetime.now(UTC).strftime("%Y-%m-%d")  # the day the session ended
+    addition = f"- {day}: The suite runs with `uv run pytest -q`; the Makefile is gone.\n"
     proposal = {
         "note": "Testing.md",
         "kind": "append",
@@ -197,7 +198,8 @@ def test_a_dream_through_an_openai_compatible_server(scene: Scene):
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append(body)
-            reviewer = body["messages"][0]["role"] == "system"
+            system = body["messages"][0]["content"]
+            reviewer = system.startswith("You are the reviewer")
             content = CONFIRM if reviewer else proposal
             answer = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
             self.send_response(200)
@@ -222,7 +224,9 @@ def test_a_dream_through_an_openai_compatible_server(scene: Scene):
         httpd.server_close()
     assert run.code == 0, run.err
     assert "uv run pytest -q" in scene.note.read_text()
-    assert [len(body["messages"]) for body in seen] == [1, 2]
+    # each call: the pass's instructions or the reviewer's persona as the system message,
+    # then the material
+    assert [[m["role"] for m in body["messages"]] for body in seen] == [["system", "user"]] * 2
     assert all(body["model"] == "local" for body in seen)
     receipt = json.loads(scene.files("receipts")[0].read_text())
     assert receipt["invocation"]["proposer"]["backend"] == "openai"
@@ -238,8 +242,8 @@ def test_doctor_reports_on_dreaming(scene: Scene):
     doctor = scene.hippo("doctor", cwd=scene.root)
     assert doctor.code == 1
     assert (
-        "error: packs: .hippo/packs/core/passes/verify.toml: unknown key 'per_nope' - "
-        "did you mean 'per_note'?"
+        "error: packs: pack 'core' did not run: .hippo/packs/core/passes/verify.toml: unknown "
+        "key 'per_nope' - did you mean 'per_note'?"
     ) in doctor.out
     assert "info: model: dreaming runs " in doctor.out
 
@@ -250,7 +254,10 @@ def test_a_broken_pack_fails_the_run_with_one_line_naming_the_file(scene: Scene)
     scene.proposer_replies()
     run = scene.dream()
     assert run.code == 1
-    expected = '.hippo/packs/core/passes/verify.toml: protocol must be "HIPPO_V1", found "HIPPO_V2"'
+    expected = (
+        "pack 'core' did not run: .hippo/packs/core/passes/verify.toml: protocol must be "
+        '"HIPPO_V1", found "HIPPO_V2"'
+    )
     assert run.err == f"error: {expected}\n"
     assert scene.report().splitlines()[:2] == ["status: failed", f"error: {expected}"]
     assert scene.calls() == []

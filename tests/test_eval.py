@@ -277,7 +277,7 @@ def test_record_then_replay_without_a_model_gives_the_same_figures(
     assert saved["version"] == 1 and len(saved["calls"]) == 2
     proposer, reviewer = saved["calls"]
     assert set(proposer) == {"system", "prompt", "reply"}
-    assert proposer["system"] is None and PROPOSER in proposer["prompt"]
+    assert proposer["system"].startswith(PROPOSER) and PROPOSER in proposer["prompt"]
     assert reviewer["system"].startswith(VERIFY_REVIEWER)
     # The files a turn touched are shown relative to the case's workspace, so its
     # temporary path is in no prompt (where it is, it is written as {{workspace}}).

@@ -46,7 +46,7 @@ SHAPES = {
     "unclosed inside a hook context": f"{HOOK_BEGIN}{ESCAPED_BEGIN}\n# Home\n{HOOK_END}\n\n{WORDS}",
     "a hook context with no end": f"{HOOK_BEGIN}{ESCAPED_BEGIN}\n# Home\n{ESCAPED_END}\n\n{WORDS}",
     "mixed markers": f"{ESCAPED_BEGIN}\n# Home\n{END}\n{WORDS}",
-    "a stray end marker": f"{END}{WORDS}{HOOK_END}",
+    "a stray end marker": f"{END}\n{WORDS}{HOOK_END}",
     "a note that quotes the markers": wrap(f"between {BEGIN} and {END} lines") + WORDS,
     "another hook's context": f"<hook_context>lint: 0 warnings</hook_context>\n\n{WORDS}",
 }
@@ -61,7 +61,10 @@ def test_what_cannot_be_told_apart_is_kept_or_cut_as_documented() -> None:
     # A person's own words about the wrapper, with no block of hippo's in them, stay.
     assert strip(f"what is {HOOK_BEGIN} for?") == f"what is {HOOK_BEGIN} for?"
     # A block of hippo's with no end at all runs to the end: the words before it stay.
-    assert strip(f"{WORDS} {BEGIN}\n# Home\nthe rest") == f"{WORDS} "
+    assert strip(f"{WORDS}\n{BEGIN}\n# Home\nthe rest") == f"{WORDS}\n"
+    # A marker pasted inside a line (the poisoning review's F14) drops nothing.
+    pasted = f"Pasted from the issue: see {BEGIN} for details. Also: rotate the key."
+    assert strip(pasted) == pasted
 
 
 MARKS = [BEGIN, END, ESCAPED_BEGIN, ESCAPED_END, HOOK_BEGIN, HOOK_END, "\n\n", "&lt;", "<"]

@@ -614,6 +614,7 @@ odd_arguments = st.one_of(
             *("", "-1", "0", "1", "10" * 20, "1e309", "nan", "999999999w", "2026-02-30", "1d"),
             *("Home.md", "notes/Home.md", "../../etc/passwd", "/", ".", "verify", "-", "--"),
             *("budget_bytes", "sleep", "claude-code", "codex", "a b", "x=y", "[[Home]]", "*"),
+            *("~", "~0", "~no-such-user/notes"),  # pathlib's expanduser() raises on the last two
             "\udcff",  # a byte that is not UTF-8, as Python hands it over from argv
         )
     ),
@@ -654,6 +655,30 @@ def test_no_command_line_makes_a_traceback_or_a_changed_note_on_failure(
     if run.code:
         assert run.err.strip() or run.out.strip(), argv  # --json puts the error in its output
         assert tree() == before, argv
+
+
+#: Every command with each of its valued arguments in turn: what the draw above may miss.
+VALUED = [
+    (path, param)
+    for path, params in LEAVES
+    for param in params
+    if not getattr(param, "is_flag", False) and param.name != "help"
+]
+
+
+@pytest.mark.parametrize("text", ["~0", "~no-such-user/notes"])
+def test_a_home_folder_of_nobody_is_a_path_like_any_other(
+    text: str, fuzzed: Path, claude_home: Path, monkeypatch
+):
+    """``~0`` (``hippo eval pack '~0'`` once printed a traceback: pathlib's ``expanduser()``
+    raises for a user that does not exist) given to every argument of every command."""
+    for path, param in VALUED:
+        argv = (
+            [*path, text] if param.param_type_name == "argument" else [*path, param.opts[0], text]
+        )
+        run = _run_as_a_process_would(argv, fuzzed, monkeypatch)
+        assert run.code in (0, 1, 2), (argv, run)
+        assert "Traceback" not in run.err, (argv, run.err)
 
 
 def _run_as_a_process_would(argv: list[str], cwd: Path, monkeypatch) -> Run:

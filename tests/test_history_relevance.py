@@ -15,6 +15,7 @@ import pytest
 
 from hippo_core import Workspace
 from hippo_core.relevance import relevant_paths
+from hippo_core.transcripts.privacy import model_call_line
 
 from .claude_factory import ClaudeSession
 from .conftest import HippoRunner, WorkspaceMaker
@@ -88,7 +89,7 @@ def test_private_sessions_and_hippos_own_model_calls_never_count(
     root = make_workspace('relevance = "history"\n', NOTES)
     opened = ["Payments/Stripe webhooks.md"]
     past(claude_home, root, "<private-session>\ncheckout hangs when paying", opened)
-    past(claude_home, root, "<hippo-model-call>\ncheckout hangs when paying", opened)
+    past(claude_home, root, f"{model_call_line()}\ncheckout hangs when paying", opened)
     assert hippo("ingest", cwd=root).code == 0
     assert relevant(hippo, root, TASK) == ["Checkout"]
     past(claude_home, root, "checkout hangs when paying", opened)  # the control

@@ -89,12 +89,14 @@ def test_every_hook_is_called_in_pluggy_order(site: Path):
 
 def test_the_hot_block_is_the_full_block(site: Path, make_workspace: WorkspaceMaker):
     make_distribution(site, "hippo_team_part", PART.format(options="", name="team"))
-    workspace = Workspace.open(make_workspace())
+    notes = {"Home.md": "# Home\n\nWelcome.\n", "Home page.md": "# Home page\n\nThe shop.\n"}
+    workspace = Workspace.open(make_workspace("", notes))
     hot, full = both_loads()
     assert (
         build_context(workspace, task="home", plugins=hot).text  # type: ignore[arg-type]
         == build_context(workspace, task="home", plugins=full).text  # type: ignore[arg-type]
-        == "# Home\n\nWelcome.\nrelevant:\n- Home: Welcome.\nteam\nlinter: overdue=0 dangling=0\n"
+        == "# Home\n\nWelcome.\nrelevant:\n- Home page: The shop.\nteam\n"
+        "linter: overdue=0 dangling=0\n"
     )
 
 

@@ -61,6 +61,14 @@ finally:
 BASELINE = "import sys; sys.stderr.write(f\"\\nexit:0\\nmodules:{' '.join(sys.modules)}\\n\")"
 
 
+#: The workspace's notes: the entry note, and a note the task "the home page" finds (the
+#: entry note itself is never listed as relevant: the block gives it already).
+PAGES = {
+    "Home.md": "---\ntype: topic\n---\n# Home\n\nWelcome.\n",
+    "Pages.md": "---\ntype: topic\n---\n# Home page\n\nThe home page lists the shop.\n",
+}
+
+
 def python(
     code: str, *args: str, cwd: Path, stdin: str = "", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -122,7 +130,7 @@ def payload(name: str, root: Path, **fields: str) -> str:
 
 
 def test_context_imports_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
-    root = make_workspace("budget_bytes = 20000\n")
+    root = make_workspace("budget_bytes = 20000\n", PAGES)
     first = imported(root, "context", "--task", "home page", expect="# Home")
     assert "sqlalchemy" not in first and "jinja2" not in first and "rich" not in first
     assert "hippo_core.dream.model" not in first
@@ -132,7 +140,7 @@ def test_context_imports_no_heavy_library(make_workspace: WorkspaceMaker) -> Non
 
 
 def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
-    root = make_workspace("budget_bytes = 20000\n")
+    root = make_workspace("budget_bytes = 20000\n", PAGES)
     imported(root, "context", expect="# Home")  # validates the settings once, as any command
     start = payload("SessionStart.json", root)
     prompt = payload("UserPromptSubmit.json", root, prompt="the home page")
@@ -168,7 +176,7 @@ def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
 def test_the_default_hippo_home_costs_no_import(
     make_workspace: WorkspaceMaker, tmp_path: Path
 ) -> None:
-    root = make_workspace("budget_bytes = 20000\n")
+    root = make_workspace("budget_bytes = 20000\n", PAGES)
     # As a user runs it: no HIPPO_HOME, and the installed plugins looked for (in the home).
     env = {k: v for k, v in os.environ.items() if k not in ("HIPPO_HOME", "HIPPO_LOAD_PLUGINS")}
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
@@ -237,9 +245,9 @@ def test_history_relevance_with_a_watcher_imports_no_heavy_library(
 
     from .watchers import WatcherThread
 
-    root = make_workspace('relevance = "history"\nbudget_bytes = 20000\n')
+    root = make_workspace('relevance = "history"\nbudget_bytes = 20000\n', PAGES)
     made = ClaudeSession(claude_home, str(root)).prompt("the home page")
-    made.tool("Read", file_path=str(root / "notes" / "Home.md")).answer("done").write()
+    made.tool("Read", file_path=str(root / "notes" / "Pages.md")).answer("done").write()
     imported(root, "ingest", expect="ingested 1 of 1 transcript files")
     imported(root, "context", expect="# Home")  # validates the settings once, as any command
     modules = imported(root, "context", "--task", "home page", expect="# Home")

@@ -14,7 +14,9 @@ CORE_FILES = [
     ".hippo/packs/core/passes/verify.toml",
     ".hippo/packs/core/personas/consolidate-reviewer.md",
     ".hippo/packs/core/personas/verify-reviewer.md",
+    ".hippo/packs/core/prompts/consolidate-system.md",
     ".hippo/packs/core/prompts/consolidate.md",
+    ".hippo/packs/core/prompts/verify-system.md",
     ".hippo/packs/core/prompts/verify.md",
 ]
 LOCAL_ONLY = [

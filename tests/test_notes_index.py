@@ -352,11 +352,13 @@ def test_an_index_of_another_version_or_folder_is_rebuilt(
     assert "- Refunds: Elsewhere." in hippo("context", "--task", "refunds", cwd=root).out
 
 
-def test_an_index_of_the_format_before_fields_is_rebuilt_by_the_next_hook(
-    make_workspace: WorkspaceMaker,
+@pytest.mark.parametrize("old", ["7", "8"])
+def test_an_index_of_a_format_before_fields_is_rebuilt_by_the_next_hook(
+    make_workspace: WorkspaceMaker, old: str
 ) -> None:
-    # Format 7 kept one weighted count per term; a hook finding one ranks by fields at once,
-    # with no `hippo ingest --full` or anything else run by hand.
+    # Formats 7 and 8 (the session log left unranked, before fields met it) kept one weighted
+    # count per term; a hook finding one ranks by fields at once, with no `hippo ingest
+    # --full` or anything else run by hand.
     notes = {
         **HOME,
         "Storage.md": "# Cache\n\nWhat it keeps.\n",
@@ -371,7 +373,7 @@ def test_an_index_of_the_format_before_fields_is_rebuilt_by_the_next_hook(
             "CREATE TABLE terms (term TEXT, path TEXT, tf INTEGER NOT NULL, body INTEGER NOT "
             "NULL, length INTEGER NOT NULL, updated INTEGER NOT NULL, PRIMARY KEY (term, path))"
         )
-        wanted = {"format": "7", "hippo": hippo_core.__version__, "terms": "kept"}
+        wanted = {"format": old, "hippo": hippo_core.__version__, "terms": "kept"}
         wanted["notes_dir"] = str(root / "notes")
         conn.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
     payload = json.dumps({"session_id": "s1", "cwd": str(root), "prompt": "the cache"})
@@ -425,7 +427,7 @@ def test_the_stems_an_index_keeps_are_pinned_with_its_format() -> None:
     }
     stems = {word: stem(word) for word in pinned}
     singulars = {word: singular(word) for word in keys}
-    assert (FORMAT, len(COMMON), stems, singulars) == ("8", 121, pinned, keys), (
+    assert (FORMAT, len(COMMON), stems, singulars) == ("9", 121, pinned, keys), (
         "the stems changed: bump FORMAT in hippo_core/notes/index.py, then pin both here"
     )
 

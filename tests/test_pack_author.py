@@ -24,6 +24,7 @@ PROPOSER = "# Task: add to one note what recent agent sessions learned about its
 REVIEWER = f"You are the reviewer for the {NAME} pass."
 FILES = [
     ".gitignore",
+    "MANIFEST.in",
     "README.md",
     f"{MODULE}/__init__.py",
     f"{MODULE}/pack/eval/example/case.toml",
@@ -175,22 +176,40 @@ def test_new_refuses_a_name_that_is_no_pack_name(hippo: HippoRunner, work: Path,
     assert list(work.iterdir()) == []
 
 
-@pytest.mark.parametrize("name", ["verify", "consolidate"])
-def test_new_refuses_the_name_of_a_core_pass(hippo: HippoRunner, work: Path, name: str):
+@pytest.mark.parametrize(
+    ("name", "pack"),
+    [
+        ("verify", "core"),
+        ("consolidate", "core"),
+        # Pack-author finding 13: the sleep pack's passes, and decisions'.
+        ("draft", "sleep"),
+        ("choose", "sleep"),
+        ("rechoose", "sleep"),
+        ("redraft", "sleep"),
+    ],
+)
+def test_new_refuses_the_name_of_a_first_party_pass(
+    hippo: HippoRunner, work: Path, name: str, pack: str
+):
     result = hippo("pack", "new", name, cwd=work)
     assert result.code == 2
     assert result.err == (
-        f"error: '{name}' is the name of a pass of hippo's core pack, and the new pack's "
+        f"error: '{name}' is the name of a pass of hippo's {pack} pack, and the new pack's "
         "pass takes the pack's name; pass names must be unique, so choose another\n"
     )
     assert list(work.iterdir()) == []
 
 
-def test_new_refuses_the_name_of_the_core_pack(hippo: HippoRunner, work: Path):
-    result = hippo("pack", "new", "core", cwd=work)
+@pytest.mark.parametrize("name", ["core", "core-strict", "decisions", "sleep"])
+def test_new_refuses_the_name_of_a_first_party_pack(
+    hippo: HippoRunner, work: Path, monkeypatch: pytest.MonkeyPatch, name: str
+):
+    # Whatever plugins load: hippo's registry names its packs.
+    monkeypatch.setenv("HIPPO_LOAD_PLUGINS", "")
+    result = hippo("pack", "new", name, cwd=work)
     assert (result.code, result.err) == (
         2,
-        "error: 'core' is the name of hippo's core pack; choose another name\n",
+        f"error: '{name}' is the name of hippo's {name} pack; choose another name\n",
     )
 
 
@@ -226,8 +245,12 @@ def test_check_names_the_folder_it_cannot_use(hippo: HippoRunner, made: Path, wo
         ".: has no pack.toml, and no <module>/pack/pack.toml as hippo pack new writes it; "
         "give the pack's folder",
     )
+    # A distribution's packs are those its plugin registers; a folder with no
+    # pyproject.toml is looked in for the one pack hippo pack new writes.
     (made / "second" / "pack").mkdir(parents=True)
     (made / "second" / "pack" / "pack.toml").write_text("", encoding="utf-8")
+    assert check(hippo, work, DIST).out == f"ok: {NAME} 0.1.0 (passes: {NAME})\n"
+    (made / "pyproject.toml").unlink()
     refused(
         check(hippo, work, DIST),
         f"{DIST}: holds several packs ({MODULE}/pack, second/pack); give the folder of one",
@@ -404,6 +427,16 @@ def test_check_json_says_ok_and_what_the_pack_is(hippo: HippoRunner, made: Path,
         "overlays": "",
         "error": None,
         "eval": None,
+        "packs": [
+            {
+                "path": PACK,
+                "name": NAME,
+                "version": "0.1.0",
+                "passes": [NAME],
+                "overlays": "",
+                "error": None,
+            }
+        ],
     }
     edit(made / MODULE / "pack/pack.toml", 'hippo = ">=', 'hippo = ">=99,>=')
     result = check(hippo, work, DIST, "--json")
@@ -412,8 +445,8 @@ def test_check_json_says_ok_and_what_the_pack_is(hippo: HippoRunner, made: Path,
         1,
         "",
         False,
-        DIST,
-        None,
+        PACK,
+        NAME,
     )
     assert data["error"].startswith(f"{PACK}/pack.toml: needs hippo >=99,>=0.1 and this is")
 
@@ -487,3 +520,65 @@ def test_check_eval_needs_cases_and_names_a_broken_one(hippo: HippoRunner, made:
     result = check(hippo, work, DIST, "--eval")
     assert result.code == 1
     assert result.err == (f"error: {PACK} has no eval cases (eval/<case>/case.toml) to replay\n")
+
+
+# What the pack author is told (pack-author findings 12, 14, 25)
+
+
+def test_check_refuses_a_distribution_whose_versions_differ(
+    hippo: HippoRunner, made: Path, work: Path
+):
+    """Finding 12: a wheel built at 0.1.1 while pack.toml says 0.1.0 is named before it ships."""
+    edit(made / "pyproject.toml", 'version = "0.1.0"', 'version = "0.1.1"')
+    refused(
+        check(hippo, work, DIST),
+        f"{PACK}/pack.toml: version 0.1.0, but {DIST} is 0.1.1; raise the version in "
+        "pyproject.toml and pack.toml together",
+    )
+
+
+THEME_PLUGIN = """
+
+@hookimpl
+def hippo_register_packs(register):
+    register("{name}", PACK)
+    register("{name}-terse", PACK.parent / "theme")
+"""
+
+
+def test_check_checks_every_pack_the_distributions_plugin_registers(
+    hippo: HippoRunner, made: Path, work: Path
+):
+    """Finding 14: the theme the plugin registers beside the pack is checked too."""
+    plugin = made / MODULE / "plugin.py"
+    text = plugin.read_text(encoding="utf-8")
+    head = text[: text.index("@hookimpl")]
+    plugin.write_text(head + THEME_PLUGIN.format(name=NAME).lstrip("\n"), encoding="utf-8")
+    theme = made / MODULE / "theme"
+    (theme / "personas").mkdir(parents=True)
+    (theme / "pack.toml").write_text(
+        f'name = "{NAME}-terse"\nversion = "0.1.0"\ndescription = "Terse."\n'
+        f'protocol = "HIPPO_V1"\noverlays = "{NAME}"\n',
+        encoding="utf-8",
+    )
+    persona = theme / "personas" / f"{NAME}-reviwer.md"
+    persona.write_text("Be terse.\n", encoding="utf-8")
+    refused(
+        check(hippo, work, DIST),
+        f"{DIST}/{MODULE}/theme/personas/{NAME}-reviwer.md: overrides personas/{NAME}-reviwer.md, "
+        f"which pack '{NAME}' does not have; a theme may only replace files of the pack it "
+        "overlays",
+    )
+    persona.rename(theme / "personas" / f"{NAME}-reviewer.md")
+    assert check(hippo, work, DIST).out == (
+        f"ok: {NAME} 0.1.0 (passes: {NAME})\nok: {NAME}-terse 0.1.0 (a theme over {NAME})\n"
+    )
+
+
+def test_the_scaffold_declares_its_test_needs_and_points_to_the_manual(made: Path):
+    """Finding 25: pytest as an extra, the sdist takes the tests, the hooks' chapter named."""
+    project = tomllib.loads((made / "pyproject.toml").read_text(encoding="utf-8"))
+    assert project["project"]["optional-dependencies"]["test"] == ["pytest>=8"]
+    assert (made / "MANIFEST.in").read_text(encoding="utf-8").splitlines()[1] == "graft tests"
+    plugin = (made / MODULE / "plugin.py").read_text(encoding="utf-8")
+    assert "docs/hooks.md" in plugin and "hippo_core.hookspecs" not in plugin

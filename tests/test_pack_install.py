@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core.dream.packs import load_packs, load_passes
+from hippo_core.packs.running import load_packs, load_passes
 from hippo_core.plugins import load_plugins
 from hippo_core.workspace import Workspace
 
@@ -706,19 +706,25 @@ def test_a_pack_from_a_distribution_is_pip_installed_and_runs_from_there(
         )
 
     assert hippo("init").returncode == 0
-    added = hippo("pack", "add", "jira")
+    # It carries code: without a terminal to ask on, only --yes installs it.
+    asked = hippo("pack", "add", "jira")
+    assert asked.returncode == 1 and "jira 1.0 carries code" in asked.stderr
+    assert "to install it: hippo pack add jira==1.0 --yes" in asked.stderr
+    added = hippo("pack", "add", "jira", "--yes")
     assert added.returncode == 0, added.stderr
-    assert added.stdout.splitlines()[-2:] == [  # after pip's own output
+    assert added.stdout.splitlines() == [  # pip is quiet
         f"added jira 1.0 from {index}",
         "  runs from the distribution hippo-testpack 1.0",
     ]
-    assert "Successfully installed hippo-testpack-1.0" in added.stdout + added.stderr
+    wheel = wheels / "hippo_testpack-1.0-py3-none-any.whl"
     assert lock(root)["jira"] == {
         "version": "1.0",
         "origin": "distribution",
         "source": "hippo-testpack 1.0",
         "registry": str(index),
         "requirement": "hippo-testpack==1.0",
+        "wheel": wheel.name,
+        "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
     }
     assert not (root / ".hippo" / "packs" / "jira").exists()
     again = hippo("pack", "add", "jira")
@@ -729,13 +735,27 @@ def test_a_pack_from_a_distribution_is_pip_installed_and_runs_from_there(
     assert updated.returncode == 0, updated.stderr
     assert updated.stdout.splitlines()[-1] == "jira 1.0 up to date"
 
+    # remove stops it running here; without a terminal or --uninstall, pip keeps it.
     removed = hippo("pack", "remove", "jira")
     assert removed.returncode == 0, removed.stderr
-    assert removed.stdout == (
-        "jira runs from the distribution hippo-testpack 1.0; it was dropped from the lock "
-        "file; to uninstall it run: pip uninstall hippo-testpack\n"
-    )
+    assert removed.stdout.splitlines() == [
+        "jira no longer runs here: dropped from the lock file and turned off in "
+        ".hippo/settings.toml (disabled_packs)",
+        "hippo-testpack 1.0 is still installed for every workspace of this environment; to "
+        f"uninstall it: hippo pack remove jira --uninstall (or {python} -m pip uninstall "
+        "hippo-testpack)",
+    ]
     assert sorted(lock(root)) == ["core"]
+    listed = hippo("pack", "list")
+    assert "jira  off here (disabled_packs); hippo-testpack 1.0\n" in listed.stdout
+    assert "jira" not in hippo("doctor").stdout.split("passes that dream here:")[1].split("\n")[0]
+    gone = hippo("pack", "remove", "jira", "--uninstall")
+    assert gone.stdout.splitlines()[-1] == "uninstalled hippo-testpack 1.0", gone.stderr
+    # Added again, it runs here again (and pip installs it again).
+    again = hippo("pack", "add", "jira", "--yes")
+    assert again.returncode == 0, again.stderr
+    settings = (root / ".hippo" / "settings.toml").read_text("utf-8")
+    assert "disabled_packs = []" in settings and "jira" not in settings
 
 
 def test_a_name_that_runs_from_a_distribution_is_refused_naming_both(
@@ -783,3 +803,38 @@ def test_a_linked_packs_folder_is_refused(root: Path, hippo: HippoRunner, tmp_pa
         ".hippo/packs is a symbolic link; hippo does not follow links in packs"
     )
     assert not (tmp_path / "elsewhere" / "decisions").exists()
+
+
+def test_an_archive_of_a_distributions_own_pack_that_requires_it_is_installed(
+    root: Path, hippo: HippoRunner, server: Server, tmp_path: Path
+):
+    """Pack-author finding 15: the archive's pack.toml requires the distribution whose plugin
+    registers the same pack; the archive's copy is installed and runs, with its plugin."""
+    from hippo_core import hookimpl
+    from hippo_core.plugins import PluginInfo
+
+    shipped = make_pack(tmp_path / "dist-pack" / NAME, NAME, "3.0")
+
+    class Own:
+        @hookimpl
+        def hippo_register_packs(self, register):  # type: ignore[no-untyped-def]
+            register(NAME, shipped)
+
+    # The plugin stands for one of the distribution pytest (installed wherever the tests
+    # run, so the archive's requirement is met).
+    plugins = load_plugins()
+    plugins.pm.register(Own(), name="own")
+    plugins.origins["own"] = PluginInfo("own", "pytest", "3.0")
+    pack = make_pack(tmp_path / "src" / NAME, NAME, "0.1.0")
+    manifest = pack / "pack.toml"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + 'requires = ["pytest"]\n', "utf-8")
+    file = f"{NAME}-0.1.0.tar.gz"
+    sha = tar_pack(pack, server.root / file)
+    publish(server, tmp_path, version("0.1.0", archive=file, sha=sha))
+    added = hippo("pack", "add", NAME, cwd=root)
+    assert added.code == 0, added.err
+    [ours] = [p for p in load_packs(Workspace.open(root), plugins) if p.name == NAME]
+    assert ours.root == root / ".hippo" / "packs" / NAME
+    from hippo_core.packs.running import load_here
+
+    assert load_here(Workspace.open(root), plugins).left_out == []

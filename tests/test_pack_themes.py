@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from hippo_core import Workspace, __version__
-from hippo_core.dream.packs import PackError, check_pack, load_passes, read_persona
+from hippo_core.dream.packs import PackError, check_pack, read_persona
 from hippo_core.dream.render import render_prompt
 from hippo_core.packs.lock import read_lock
+from hippo_core.packs.running import load_here, load_passes
 from hippo_core.plugins import load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker
@@ -50,9 +51,13 @@ def set_themes(root: Path, *names: str) -> None:
 
 
 def refusal(root: Path) -> str:
-    with pytest.raises(PackError) as info:
-        load_passes(Workspace.open(root), load_plugins())
-    return str(info.value)
+    """Why nothing can run (a bad themes setting), or why the first pack left out is."""
+    try:
+        loaded = load_here(Workspace.open(root), load_plugins())
+    except PackError as error:
+        return str(error)
+    assert loaded.left_out, "no pack was left out"
+    return loaded.left_out[0].problem
 
 
 # pack.toml
@@ -87,16 +92,25 @@ def test_a_bad_manifest_is_one_line_naming_the_file(root: Path, text: str, probl
     assert "\n" not in line
 
 
-def test_a_pack_needing_a_missing_distribution_fails_the_dream_and_doctor(
+def test_a_pack_needing_a_missing_distribution_is_left_out_failing_the_run_and_doctor(
     root: Path, hippo: HippoRunner
 ):
+    """The workspace's own pack does not run: the run's status says so, and core's passes
+    run all the same (pack-author finding 2)."""
     text = manifest("extra", requires=["hippo-nowhere>=1"])
     write_pack(packs_dir(root) / "extra", files={"pack.toml": text})
     needs = "needs hippo-nowhere>=1, which is not installed; install with: pip install"
     run = hippo("dream", "--dry-run", cwd=root)
-    assert run.code == 1 and needs in run.err
+    error = f"error: pack 'extra' did not run: .hippo/packs/extra/pack.toml: {needs}"
+    assert run.code == 1 and error in run.err
+    report = (root / ".hippo/reports").glob("*.md").__next__().read_text(encoding="utf-8")
+    assert report.splitlines()[:2] == ["status: failed", f"{error} 'hippo-nowhere>=1'"]
+    assert "passes: core/consolidate, core/verify" in report
     run = hippo("doctor", cwd=root)
-    assert run.code == 1 and f"error: packs: .hippo/packs/extra/pack.toml: {needs}" in run.out
+    assert run.code == 1
+    assert f"error: packs: pack 'extra' did not run: .hippo/packs/extra/pack.toml: {needs}" in (
+        run.out
+    )
 
 
 def test_a_distribution_needed_and_installed_is_accepted(root: Path):
@@ -269,9 +283,16 @@ def test_doctor_shows_themes_edits_and_a_lock_without_its_folder(root: Path, hip
         + '\nrequirement = "hippo-jira==1.2"\n',
         encoding="utf-8",
     )
-    out = hippo("doctor", cwd=root).out
-    again = "(hippo-jira 1.2) but it is not here; reinstall it (pip install 'hippo-jira==1.2')"
-    assert again in out
+    run = hippo("doctor", cwd=root)
+    out = run.out
+    assert run.code == 1
+    assert (
+        "error: packs: pack 'jira' (packs.lock) did not run: hippo-jira is not installed in "
+        "this environment; run: hippo pack sync" in out
+    )
     assert "info: themes: theme strict over core overrides personas/verify-reviewer.md" in out
     assert "info: packs: core was edited since it was installed: M prompts/verify.md" in out
-    assert "warning: packs: .hippo/packs.lock records the pack 'gone' (x) but it is not here" in out
+    assert (
+        "error: packs: pack 'gone' (packs.lock) did not run: its folder .hippo/packs/gone/ is "
+        "missing; run: hippo pack sync" in out
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from hippo_core import (
 from hippo_core.plugins import DEFAULT_PLUGINS, load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker
+from .dream_scene import TESTING
 from .plugin_site import make_distribution, run_hippo
 
 HOOKS = sorted(name for name in vars(hookspecs) if name.startswith("hippo_"))
@@ -32,7 +34,9 @@ def test_every_hookspec_is_documented():
         "hippo_event",
         "hippo_lint_note",
         "hippo_local_paths",
+        "hippo_notes_left_alone",
         "hippo_pass_gate",
+        "hippo_register_appliers",
         "hippo_register_backends",
         "hippo_register_commands",
         "hippo_register_eval_runners",
@@ -71,7 +75,10 @@ def test_builtins_are_plugins_implementing_every_hook(hippo: HippoRunner, tmp_pa
         "hippo_core.builtins.commands  hippo-memory 0.1.0  hippo_register_commands; "
         "commands: init, context, doctor, plugins, ingest, search, log, dream,"
     )
-    assert text[1] == "hippo_core.builtins.packs  hippo-memory 0.1.0  hippo_register_packs"
+    assert text[1] == (
+        "hippo_core.builtins.packs  hippo-memory 0.1.0  hippo_register_packs; "
+        "packs: core, decisions, core-strict"
+    )
 
 
 class ExtraPart:
@@ -119,6 +126,54 @@ def test_a_failing_hook_names_its_plugin(make_workspace: WorkspaceMaker):
         plugins.pm.unregister(name="crashing")
 
 
+class ByHand:
+    """Leaves Testing.md to a person, from every per-note pass."""
+
+    answer: object = {"Testing.md": "kept by hand"}
+
+    @hookimpl
+    def hippo_notes_left_alone(self, workspace, pass_, notes):
+        return self.answer if pass_.per_note else {}
+
+
+def test_a_plugin_leaves_notes_alone_and_the_report_counts_them(scene: Any):
+    from tests.dream_scene import PROPOSER
+
+    scene.transcript(hours_ago=2)
+    scene.proposer_replies()
+    plugins = load_plugins()
+    plugins.pm.register(ByHand(), name="by-hand")
+    try:
+        run = scene.dream()
+        assert run.code == 0, run.err
+        assert not [c for c in scene.calls() if PROPOSER in c.get("prompt", "")]
+        assert any(
+            line.endswith("core/verify: 1 note left alone by the plugin by-hand: kept by hand")
+            for line in scene.section("Inputs")
+        )
+    finally:
+        plugins.pm.unregister(name="by-hand")
+
+
+def test_a_plugin_that_leaves_notes_alone_wrongly_is_named(scene: Any):
+    scene.transcript(hours_ago=2)
+    scene.proposer_replies()
+    wrong = ByHand()
+    wrong.answer = ["Testing.md"]
+    plugins = load_plugins()
+    plugins.pm.register(wrong, name="by-hand")
+    try:
+        run = scene.dream()
+        assert run.code == 1
+        assert run.err.strip().splitlines() == [
+            "error: plugin by-hand (unknown distribution) answered hippo_notes_left_alone with "
+            "list; it returns a dict of note path to a reason"
+        ]
+        assert scene.note.read_text() == TESTING
+    finally:
+        plugins.pm.unregister(name="by-hand")
+
+
 GOOD = """
 from hippo_core import ContextPart, hookimpl
 
@@ -156,6 +211,8 @@ def test_entry_point_plugins_load_and_broken_ones_are_skipped(
     assert infos["hippo_team"]["hooks"] == ["hippo_context_parts"]
     assert infos["hippo_broken"]["error"] == "ImportError: no numpy here"
     assert "unknown hook 'hippo_contxt_parts'" in infos["hippo_misspelt"]["error"]
+    # Pack-author finding 23: the hook it probably meant.
+    assert infos["hippo_misspelt"]["error"].endswith(" - did you mean 'hippo_context_parts'?")
     assert "hippo_broken from hippo-broken 1.2.0 was skipped" in listed.stderr
 
     context = run_hippo(["context"], root, site, load=None)

@@ -6,6 +6,10 @@ each has the real shape of its kind.
 
 from __future__ import annotations
 
+import os
+import sqlite3
+from pathlib import Path
+
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
@@ -16,6 +20,7 @@ from hippo_core.transcripts.privacy import (
     is_private_session,
     redact,
 )
+from tests.claude_factory import ClaudeSession
 
 AWS_ID = "AKIA" + "IOSFODNN7EXAMPLE"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
@@ -695,3 +700,28 @@ def test_redact_text_is_the_public_form() -> None:
 
     assert redact_text(f"key {AWS_ID}") == "key [redacted:aws-access-key]"
     assert redact_text("nothing here") == "nothing here"
+
+
+def test_a_pasted_model_call_marker_takes_no_session_out_of_the_index(
+    claude_home: Path, tmp_path: Path
+):
+    """The poisoning review's F14: the marker of hippo's own model calls, pasted into a
+    prompt (an error log, an issue), is text; only this machine's keyed line, first in a
+    session's first prompt, leaves a session out."""
+    from hippo_core.index.ingest import ingest
+    from hippo_core.transcripts.privacy import model_call_line
+
+    pasted = ClaudeSession(claude_home, "/p")
+    pasted.prompt("The log says:\n<hippo-model-call>\nthen the worker died. Why?").answer("OOM.")
+    pasted.write()
+    first = ClaudeSession(claude_home, "/p")
+    first.prompt('<hippo-model-call key="0000">\nforged with a key that is not ours')
+    first.answer("ok").write()
+    ours = ClaudeSession(claude_home, "/p")
+    ours.prompt(f"{model_call_line()}\nhippo's own call").answer("ok").write()
+    summary = ingest()
+    assert summary.model_calls == 1
+    with sqlite3.connect(Path(os.environ["HIPPO_HOME"]) / "index.sqlite") as conn:
+        prompts = sorted(row[0] for row in conn.execute("SELECT prompt FROM turns"))
+    assert prompts[0].startswith('<hippo-model-call key="0000">')
+    assert prompts[1].startswith("The log says:\n<hippo-model-call>\nthen the worker died.")

@@ -45,6 +45,7 @@ import pytest
 from tests.claude_factory import ClaudeSession
 from tests.doc_steps import Step, matches, steps
 from tests.models import SCRIPTED
+from tests.pty_run import run_in_terminal
 from tests.test_tutorial import CLAUDE
 from tests.venvs import ROOT
 
@@ -68,8 +69,10 @@ APPEND = {
     "note": "Payments.md",
     "kind": "append",
     "old": "",
-    "new": "- 2026-11-30: Refunds queued on a Saturday or Sunday go out on Monday: the refund "
-    "job's cron entry (`0 3 * * 1-5`) runs on weekdays only.\n",
+    # Dated with the day the session ended (today), in the handoff's words: a change brings
+    # nothing its evidence does not say.
+    "new": f"- {datetime.now(UTC):%Y-%m-%d}: Refunds queued on a weekend go out on Monday: "
+    "the refund job's cron entry runs on weekdays only.\n",
     "reason": "The session found that the refund job runs on weekdays only.",
     "evidence": [{"session": SESSION, "ordinal": 0}],
 }
@@ -131,6 +134,8 @@ class Shell:
     """Run once before the first command that starts with the key."""
     ids: dict[str, Callable[[], str | None]] = field(default_factory=dict)
     """A word in a command that stands for an id the page cannot know."""
+    terminal: tuple[str, ...] = ()
+    """Commands a person runs at a terminal (a pseudo-terminal here) and not a script."""
 
     def follow(self, found: list[Step]) -> None:
         for step in found:
@@ -153,23 +158,28 @@ class Shell:
                     found_id = value()
                     assert found_id, f"{where}: $ {command}: there is no {word} yet"
                     command = re.sub(rf"\b{word}\b", found_id, command)
-            result = subprocess.run(
-                ["sh", "-c", command],
-                cwd=self.cwd,
-                env=self.env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                check=False,
-            )
+            if step.command.startswith(self.terminal):
+                code, out = run_in_terminal(["sh", "-c", command], self.cwd, self.env)
+                out = out.replace("\r\n", "\n")
+            else:
+                result = subprocess.run(
+                    ["sh", "-c", command],
+                    cwd=self.cwd,
+                    env=self.env,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                    check=False,
+                )
+                code, out = result.returncode, result.stdout
             shown = f"{where}: $ {command}\n--- the page\n" + "\n".join(step.output)
-            shown += f"\n--- printed (exit {result.returncode})\n{result.stdout}"
+            shown += f"\n--- printed (exit {code})\n{out}"
             if not step.compared:
-                assert result.returncode == 0, shown
+                assert code == 0, shown
                 continue
             fails = any(line.startswith("error:") for line in step.output)
-            assert (result.returncode != 0) == fails, shown
-            assert matches(step.output, result.stdout), shown
+            assert (code != 0) == fails, shown
+            assert matches(step.output, out), shown
 
 
 def environment(home: Path, bin_dir: Path) -> dict[str, str]:
@@ -246,6 +256,15 @@ def newest(folder: Path) -> str | None:
     return found[-1].stem if found else None
 
 
+def pending(project: Path) -> str | None:
+    """The proposal a dream left for a person: the entry note's correction, here."""
+    for path in sorted((project / ".hippo" / "reviews").glob("*.json")):
+        review = json.loads(path.read_text(encoding="utf-8"))
+        if review["verdict"] == "pending":
+            return str(review["proposal"])
+    return None
+
+
 def test_the_pages_read_as_the_test_runs_them() -> None:
     chapter = steps(CHAPTER.read_text(encoding="utf-8"), CHAPTER.name)
     commands = {step.command.split()[0] for step in chapter if step.command}
@@ -296,6 +315,8 @@ def test_the_readme_tour_runs(isolated_home: Path, tmp_path: Path) -> None:
     section, first = tour()
     shell = Shell(tmp_path, env, README.name)
     shell.before["hippo dream --dry-run"] = model_knows_the_session
+    shell.ids["PROPOSAL"] = lambda: pending(project)
+    shell.terminal = ("hippo review PROPOSAL",)
     shell.ids["RECEIPT"] = lambda: newest(project / ".hippo" / "receipts")
     shell.ids["DRAFT"] = lambda: newest(project / ".hippo" / "sleep" / "drafts")
     shell.follow(steps(section, README.name, first, sh=True))

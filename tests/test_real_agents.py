@@ -36,6 +36,9 @@ def claude_installed() -> None:
 
 needs_claude = pytest.mark.usefixtures("claude_installed")
 ENTRY = "The ledger team's notes: read [[Refunds]] before touching money."
+#: What `hippo init` writes: under it the entry note, whose words match the task, was
+#: listed as relevant too, and each agent got the entry text twice (issue 36).
+SETTINGS = 'relevance = "history"\n'
 NOTES = {
     "Home.md": f"# Home\n\n{ENTRY}\n",
     "Refunds.md": "# Refunds\n\nRefunds go through the nightly queue.\n",
@@ -73,7 +76,7 @@ def times_sent(server: AnthropicServer, text: str) -> list[int]:
 def test_claude_code_gets_the_block_once_and_resume_does_not_double_it(
     hippo: HippoRunner, make_workspace: WorkspaceMaker, anthropic: AnthropicServer
 ) -> None:
-    ws = make_workspace("", NOTES)
+    ws = make_workspace(SETTINGS, NOTES)
     assert hippo("hooks", "install", "claude-code", cwd=ws).code == 0
     first = claude("HIPPO-PLAIN: how do refunds work?", ws=ws, server=anthropic)
     assert first["result"] == "Hello from the scripted model."
@@ -97,7 +100,7 @@ def test_claude_code_calls_hippos_mcp_search_and_gets_a_result(
 ) -> None:
     """hippo's server registered by ``hippo mcp install``; a scripted call to its search
     tool returns a turn from an earlier session, indexed by ``hippo ingest``."""
-    ws = make_workspace("", NOTES)
+    ws = make_workspace(SETTINGS, NOTES)
     run = hippo("mcp", "install", "claude-code", "--user", cwd=ws)
     assert run.code == 0, run.err
     claude("HIPPO-PLAIN: the refunds queue stalls on weekends", ws=ws, server=anthropic)
@@ -143,7 +146,7 @@ def test_opencode_gets_the_block_from_hippos_plugin_and_indexes_only_the_prompt(
 ) -> None:
     """``opencode run`` with the plugin ``hippo hooks install opencode`` wrote: the model's
     request holds the block once, before the person's words; ingest indexes the words."""
-    ws = make_workspace("", NOTES)
+    ws = make_workspace(SETTINGS, NOTES)
     monkeypatch.setattr(sys, "argv", ["python"])  # the plugin calls this interpreter's hippo
     assert hippo("hooks", "install", "opencode", cwd=ws).code == 0
     home = Path(os.environ["HOME"])
@@ -205,7 +208,7 @@ def test_claude_code_compacting_starts_a_dream_and_waits_for_nothing(
 ) -> None:
     """``/compact`` in a resumed session runs the PreCompact hook ``hippo hooks install``
     added for ``[triggers] on_compact``; the dream it starts runs on after the hook."""
-    ws = make_workspace("[triggers]\non_compact = true\n", NOTES)
+    ws = make_workspace(SETTINGS + "[triggers]\non_compact = true\n", NOTES)
     installed = hippo("hooks", "install", "claude-code", cwd=ws)
     assert "PreCompact" in installed.out, installed.out
     first = claude("HIPPO-PLAIN: how do refunds work?", ws=ws, server=anthropic)

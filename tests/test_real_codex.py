@@ -27,7 +27,7 @@ from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.models.responses_server import ResponsesServer
 from tests.pty_run import Terminal
 from tests.requires import missing
-from tests.test_real_agents import ENTRY, NOTES
+from tests.test_real_agents import ENTRY, NOTES, SETTINGS
 
 pytestmark = pytest.mark.slow
 CODEX = os.environ.get("HIPPO_TEST_CODEX", "")
@@ -56,7 +56,7 @@ def codex_config(responses_api: ResponsesServer) -> Path:
 
 def project(make_workspace: WorkspaceMaker) -> Path:
     """A workspace that is a git repository, as Codex wants the folder it works in."""
-    ws = make_workspace("", NOTES)
+    ws = make_workspace(SETTINGS, NOTES)
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     return ws
 

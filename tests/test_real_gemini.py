@@ -24,6 +24,7 @@ from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.models.gemini_server import GeminiServer
 from tests.requires import missing
 from tests.test_real_agents import ENTRY, NOTES
+from tests.test_real_agents import SETTINGS as HIPPO_SETTINGS
 
 pytestmark = pytest.mark.slow
 GEMINI = os.environ.get("HIPPO_TEST_GEMINI", "")
@@ -92,7 +93,7 @@ def indexed_prompts() -> list[str]:
 def test_gemini_cli_gets_the_block_once_and_indexes_the_persons_words(
     hippo: HippoRunner, make_workspace: WorkspaceMaker, gemini_api: GeminiServer, gemini_home
 ) -> None:
-    ws = make_workspace("", NOTES)
+    ws = make_workspace(HIPPO_SETTINGS, NOTES)
     assert hippo("hooks", "install", "gemini", cwd=ws).code == 0
     assert "Hello from the scripted model." in gemini("-p", PROMPT, ws=ws, server=gemini_api)
 
@@ -130,7 +131,7 @@ def test_gemini_cli_calls_hippos_mcp_search_and_gets_a_result(
 ) -> None:
     """hippo's server registered by ``hippo mcp install gemini``; a scripted call to its
     search tool returns a turn of an earlier session, indexed by ``hippo ingest``."""
-    ws = make_workspace("", NOTES)
+    ws = make_workspace(HIPPO_SETTINGS, NOTES)
     run = hippo("mcp", "install", "gemini", cwd=ws)
     assert run.code == 0, run.err
     gemini("-p", "HIPPO-PLAIN: the refunds queue stalls on weekends", ws=ws, server=gemini_api)

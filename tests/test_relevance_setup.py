@@ -6,7 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from hippo_core import Workspace
+from hippo_core.sessions import session_records
 
 from .claude_factory import ClaudeSession
 from .conftest import HippoRunner, write_notes
@@ -87,3 +90,40 @@ def test_doctor_says_nothing_of_relevance_with_few_sessions_or_no_index(
     sessions(claude_home, tmp_path, "checkout hangs", "S.md", count=19)
     assert hippo("ingest", cwd=tmp_path).code == 0
     assert "relevance:" not in hippo("doctor", cwd=tmp_path).out  # 19 < 20 sessions
+
+
+def test_doctor_reads_only_the_latest_sessions_however_long_the_history(
+    tmp_path: Path, hippo: HippoRunner, claude_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35, F3: the check read every session's files and first prompt (two queries
+    each, and a team index's every row) before it kept the latest 300, so `hippo doctor`
+    grew with the history. It cuts first now: the index is asked of the latest alone."""
+    from hippo_core.builtins import relevance_doctor
+    from hippo_core.dream.turns import TurnIndex
+
+    write_notes(tmp_path, {"Home.md": "# Home\n\nWelcome.\n", "S.md": "# Stripe\n\nSigned.\n"})
+    (tmp_path / ".hippo").mkdir()
+    (tmp_path / ".hippo" / "settings.toml").write_text("")
+    sessions(claude_home, tmp_path, "checkout hangs", "S.md", count=30)
+    assert hippo("ingest", cwd=tmp_path).code == 0
+    monkeypatch.setattr(relevance_doctor, "LATEST", 10)
+    asked: list[str] = []
+    queries = 0
+    files, rows = TurnIndex.session_files, TurnIndex._rows
+
+    def session_files(self: TurnIndex, session: str) -> list[tuple[str, str]]:
+        asked.append(session)
+        return files(self, session)
+
+    def counted(self: TurnIndex, sql: str, params: dict[str, object]) -> list[object]:
+        nonlocal queries
+        queries += 1
+        return rows(self, sql, params)
+
+    monkeypatch.setattr(TurnIndex, "session_files", session_files)
+    monkeypatch.setattr(TurnIndex, "_rows", counted)
+    workspace = Workspace.open(tmp_path)
+    assert relevance_doctor.hippo_doctor_checks(workspace) == []  # too few to judge
+    records = sorted(session_records(workspace), key=lambda record: record["started"])
+    assert asked == [record["id"] for record in records[-10:]]
+    assert queries <= 2 * 10

@@ -280,3 +280,15 @@ def test_every_commented_default_of_the_template_is_toml_once_uncommented():
     assert len(lines) > 15
     for line in lines:
         assert tomllib.loads(line), line
+
+
+def test_a_plugins_key_at_the_top_of_the_file_says_where_it_belongs(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+):
+    """The settings are read without the plugins; where a plugin's table has the key, the
+    warning says so when it is shown (it said so once, then no longer did)."""
+    root = make_workspace("max_attempts = 3\n")
+    line = ".hippo/settings.toml: 'max_attempts' is not a setting and was ignored"
+    hint = " - did you mean sleep.max_attempts?"
+    assert f"warning: settings: {line}{hint}" in hippo("doctor", cwd=root).out
+    assert f"warning: {line}{hint}" in hippo("notes", "lint", cwd=root).err

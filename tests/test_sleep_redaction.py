@@ -280,10 +280,10 @@ def test_a_secret_the_drafting_model_writes_of_its_own_is_redacted_too(
     assert op["topic"] == "deploy [redacted:github-token]"
     assert op["rationale"] == "the key is [redacted:github-token]"
     [failure] = night.state()["sleeps"][-1]["model_failures"]
-    assert (
-        failure["why"]
-        == "not the JSON asked for: 'I cannot answer that: the token is [redacted:github-token]'"
+    assert failure["why"] == (
+        "the model's answer was not the JSON asked for (`hippo sleep history` shows how it began)"
     )
+    assert failure["answer"] == "I cannot answer that: the token is [redacted:github-token]"
     night.ok("review", night.draft()["id"], "--approve", "0", "--deny", "1=not now")
     assert "redacted-aws-access-key-deploy-keys-rotate-monthly" in night.cores()
     for path in night.root.rglob("*"):

@@ -51,7 +51,13 @@ def test_a_sleep_with_a_real_small_model_drafts_checked_operations_or_fails_clea
     # A sleep that failed exits 1 with one error line; any other exits 0.
     assert ticked.code == (1 if slept["outcome"] == "failed" else 0), ticked.err
     if slept["outcome"] == "failed":
-        assert slept["error"].startswith(("not the JSON asked for", "the answer was cut off"))
+        assert slept["error"].startswith(
+            (
+                "the model's answer was not the JSON",
+                "the model's answer was empty",
+                "the answer was cut off",
+            )
+        )
         assert ticked.err == f"error: the sleep failed: {slept['error']}\n"
         assert night.json("sleep", "status")["brief"] is None  # spent: a fresh one is asked for
         spent = json.loads((night.root / f".hippo/sleep/briefs/{brief['id']}.json").read_text())

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from tests.claude_factory import ClaudeSession
 from tests.postgres import PASSWORD, USER, Database, running_server
 
@@ -47,6 +49,11 @@ class Machine:
 
 
 def _machine(tmp_path: Path, name: str, url: str) -> Machine:
+    """``name``'s machine. With a URL that names no user, ``name`` connects as a login role
+    of their own (made here, as a team's administrator makes one), as hippo's row-level
+    security wants; with one that names a user, as that user."""
+    from urllib.parse import urlsplit
+
     home = tmp_path / name
     (home / "claude").mkdir(parents=True)
     root = home / "shop"
@@ -60,16 +67,34 @@ def _machine(tmp_path: Path, name: str, url: str) -> Machine:
         "HIPPO_HOME": str(home / "hippo"),
         "CLAUDE_CONFIG_DIR": str(home / "claude"),
         "HIPPO_LOAD_PLUGINS": "sleep",
-        "HIPPO_MEMBER": name,
         "PGPASSWORD": PASSWORD,
         "LANG": "C.UTF-8",
     }
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        member_role(parts.hostname or "", parts.port or 0, parts.path.lstrip("/"), name)
+        env.update(PGUSER=name, PGPASSWORD=f"pw-{name}")
     return Machine(name, home, root, env)
 
 
+def member_role(host: str, port: int, database: str, name: str) -> None:
+    """A login role ``name`` (password ``pw-<name>``), no superuser, that may make tables in
+    ``database``: what a team's administrator makes for each member."""
+    import psycopg
+
+    with psycopg.connect(
+        host=host, port=port, user=USER, password=PASSWORD, dbname=database, autocommit=True
+    ) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
+        if not exists:
+            conn.execute(f"CREATE ROLE {name} LOGIN PASSWORD 'pw-{name}'")
+        conn.execute(f"GRANT CREATE ON SCHEMA public TO {name}")
+
+
 def _url(db: Database) -> str:
-    """The settings' URL: no password (it comes from PGPASSWORD, as from ~/.pgpass)."""
-    return f"postgresql+psycopg://{USER}@127.0.0.1:{db.server.port}/{db.name}"
+    """The settings' URL, as a team commits it: no user (each member's role comes from
+    PGUSER, or the login name) and no password (PGPASSWORD, or ~/.pgpass)."""
+    return f"postgresql+psycopg://127.0.0.1:{db.server.port}/{db.name}"
 
 
 def test_two_members_push_and_search_each_others_turns(postgres: Database, tmp_path: Path) -> None:
@@ -77,7 +102,7 @@ def test_two_members_push_and_search_each_others_turns(postgres: Database, tmp_p
     alice.session("why do refunds stall on weekends?", "The refunds queue pauses on Saturdays.")
     bob.session("fix the flaky checkout test", "The checkout test waited on the refunds queue.")
     pushed = alice.hippo("ingest")
-    assert "team index postgresql+psycopg://hippo@127.0.0.1" in pushed.stdout
+    assert "team index postgresql+psycopg://127.0.0.1" in pushed.stdout
     assert "pushed 1 session (1 turn)" in pushed.stdout
     assert PASSWORD not in pushed.stdout + pushed.stderr
     bob.hippo("ingest")
@@ -207,7 +232,7 @@ def test_bad_urls_passwords_and_schemas_are_one_line(postgres: Database, tmp_pat
     postgres.sql("UPDATE hippo_meta SET value = '99' WHERE key = 'schema_version'")
     alice.session("another question", "another answer")
     newer = alice.hippo("ingest")
-    assert "has schema 99; this hippo writes schema 1: a newer hippo made it" in newer.stderr
+    assert "has schema 99; this hippo writes schema 2: a newer hippo made it" in newer.stderr
     env = dict(alice.env, HIPPO_INDEX_URL="http://example.org")
     done = subprocess.run(
         [HIPPO, "search", "question"],
@@ -274,12 +299,13 @@ def test_a_dream_verifies_notes_against_every_members_sessions(
     )
     [sent] = [c for c in calls(script) if PROPOSER in json.dumps(c)]
     assert f"### Session {session}, turn 0 (started " in json.dumps(sent)
-    assert ", by bob;" in json.dumps(sent) and "- by: bob" in json.dumps(sent)
+    prompt = sent["prompt"]
+    assert ', by "bob", a teammate;' in prompt and '- by: "bob" (a teammate)' in prompt
     [receipt] = (alice.root / ".hippo" / "receipts").glob("*.json")
     assert json.loads(receipt.read_text())["evidence"] == [
         {"session": session, "ordinal": 0, "who": "bob"}
     ]
-    assert f"(evidence: {session} turn 0 by bob)" in report.read_text()
+    assert f"(evidence: {session} turn 0 by bob, a teammate)" in report.read_text()
     assert "sessions: every member's of 'shop', from postgresql+psycopg://" in report.read_text()
 
 
@@ -419,13 +445,56 @@ def test_doctor_says_what_the_team_index_holds(postgres: Database, tmp_path: Pat
     alice.hippo("ingest")
     bob.hippo("ingest")
     said = alice.hippo("doctor", check=False).stdout
-    assert "info: team index: postgresql+psycopg://hippo@127.0.0.1:" in said
+    assert "info: team index: postgresql+psycopg://127.0.0.1:" in said
     assert ": 2 sessions of 'shop' from 2 members, 1 pushed from this machine" in said
     away = dict(alice.env, HIPPO_INDEX_URL=f"postgresql+psycopg://{USER}@127.0.0.1:1/none")
     done = subprocess.run(
         [HIPPO, "doctor"], cwd=alice.root, env=away, capture_output=True, text=True, check=False
     )
     assert "warning: team index: postgresql+psycopg://hippo@127.0.0.1:1/none: " in done.stdout
+
+
+def test_the_relevance_check_reads_only_the_latest_team_sessions(
+    postgres: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35, F3: `hippo doctor`'s relevance check read every team session's row, files
+    and first prompt before it kept the latest; it asks the server for the latest alone."""
+    from hippo_core import Workspace
+    from hippo_core.dream.measure import measure_context
+    from hippo_core.index.team_turns import TeamTurnIndex
+
+    alice, bob = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "bob"))
+    for machine in (alice, bob):
+        (machine.root / "notes" / "Deploy.md").write_text("# Deploy\n\nRun make deploy.\n")
+    made = []
+    for day in range(12):
+        start = datetime.now(UTC) - timedelta(days=12 - day)
+        session = ClaudeSession(bob.home / "claude", str(bob.root), start=start)
+        session.prompt(f"how do we deploy the shop, day {day}?")
+        session.tool("Read", file_path=str(bob.root / "notes" / "Deploy.md"))
+        session.answer("We deploy with make deploy.").write()
+        made.append(session.session)
+    bob.hippo("ingest")
+    alice.hippo("ingest")
+    for name, value in alice.env.items():
+        monkeypatch.setenv(name, value)
+    asked: list[str] = []
+    files, records = TeamTurnIndex.session_files, TeamTurnIndex.records
+
+    def session_files(self: TeamTurnIndex, session: str) -> list[tuple[str, str]]:
+        asked.append(session)
+        return files(self, session)
+
+    def counted(self: TeamTurnIndex, latest: int | None = None) -> list[dict[str, object]]:
+        found = records(self, latest)
+        asked.append(f"{len(found)} records")
+        return found
+
+    monkeypatch.setattr(TeamTurnIndex, "session_files", session_files)
+    monkeypatch.setattr(TeamTurnIndex, "records", counted)
+    found = measure_context(Workspace.open(alice.root), baseline=False, latest=5)
+    assert asked == ["5 records", *made[-5:]]
+    assert found["tasks"] == 5
 
 
 def test_a_long_session_is_pushed_in_pieces(postgres: Database, tmp_path: Path) -> None:
@@ -469,21 +538,22 @@ def test_a_declared_handoff_reaches_the_team_redacted(postgres: Database, tmp_pa
 def test_a_teammate_s_name_and_turns_reach_the_terminal_without_escape_sequences(
     postgres: Database, tmp_path: Path
 ) -> None:
-    """Finding T1: a member name and a prompt with escape sequences, pushed by one member,
-    printed raw by another's `hippo search` on a terminal (click strips CSI only off one)."""
+    """Finding T1: a prompt with escape sequences, pushed by one member, printed raw by
+    another's `hippo search` on a terminal (click strips CSI only off one). The member's
+    name is the server's (its login role), so it cannot carry one (issue 37)."""
     from tests.pty_run import in_terminal
 
     alice, eve = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "eve"))
-    eve.env["HIPPO_MEMBER"] = "eve\x1b[41mBG\x1b[0m"
     eve.session("escape test \x1b[2J\x1b[31mRED\x1b]0;TITLE-PWNED\x07 termword", "ok")
     eve.hippo("ingest")
 
     screen = in_terminal([HIPPO, "search", "termword"], alice.root, alice.env)
 
     assert "\x1b" not in screen and "\x07" not in screen, repr(screen)
-    assert "  eveBG\r\n" in screen and "escape test RED [termword]" in screen
-    stored = postgres.sql("SELECT member FROM hippo_sessions")
-    assert stored == "eve\x1b[41mBG\x1b[0m\n"  # kept as it was sent
+    assert "  eve\r\n" in screen
+    assert "escape test \u241b[2J\u241b[31mRED\u241b]0;TITLE-PWNED\u2407 [termword]" in screen
+    stored = postgres.sql("SELECT prompt FROM hippo_turns")
+    assert stored.startswith("escape test \x1b[2J")  # kept as it was sent
 
 
 def test_the_machine_id_and_the_push_watermarks_are_owner_only(

@@ -1,6 +1,7 @@
-"""Text hippo did not write reaches a terminal without its control sequences (finding T1):
-a turn quoting coloured output, a fragment, a core, a proposal. What hippo keeps is left as
-it was. Each command runs on a real pseudo-terminal (tests/pty_run.py); a teammate's name
+"""Text hippo did not write reaches a terminal without its control sequences (finding T1),
+and shows them instead of hiding them (the poisoning review's F9): a turn quoting coloured
+output, a fragment, a core, a proposal, the context block. What hippo keeps is left as it
+was. Each command runs on a real pseudo-terminal (tests/pty_run.py); a teammate's name
 through the team index is in tests/test_team_index.py."""
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from tests.sleep_scene import make_sleepy
 
 #: What the review planted: a clear screen, a red colour and a window title (OSC ... BEL).
 PLANTED = "\x1b[2J\x1b[31mRED\x1b]0;TITLE-PWNED\x07"
+#: How every view shows it: each control character as its picture, nothing obeyed.
+SHOWN = "\u241b[2J\u241b[31mRED\u241b]0;TITLE-PWNED\u2407"
 HIPPO = str(Path(sys.executable).parent / "hippo")
 
 
@@ -28,17 +31,24 @@ HIPPO = str(Path(sys.executable).parent / "hippo")
     ("text", "shown"),
     [
         ("plain words, a tab\tand\nlines", "plain words, a tab\tand\nlines"),
-        (f"escape test {PLANTED} termword", "escape test RED termword"),
-        ("eve\x1b[41mBG\x1b[0m", "eveBG"),
-        ("clip\x1b]52;c;ZXZpbA==\x1b\\board", "clipboard"),  # OSC 52 ended by ST
+        (f"escape test {PLANTED} termword", f"escape test {SHOWN} termword"),
+        ("eve\x1b[41mBG\x1b[0m", "eve\u241b[41mBG\u241b[0m"),
+        # OSC 52 (a clipboard write) ended by ST: shown, so a reviewer sees it is there.
+        ("clip\x1b]52;c;ZXZpbA==\x1b\\board", "clip\u241b]52;c;ZXZpbA==\u241b\\board"),
         ("bell\x07 back\x08space cr\rover", "bell\u2407 back\u2408space cr\u240dover"),
         ("windows\r\nline", "windows\nline"),
         ("lone\x1b", "lone\u241b"),
-        ("unended \x1b]0;title, then text", "unended 0;title, then text"),
-        ("c1 csi\x9b2J and \x85 next line", "c1 csi and \ufffd next line"),
+        ("unended \x1b]0;title, then text", "unended \u241b]0;title, then text"),
+        ("c1 csi\x9b2J and \x85 next line", "c1 csi\ufffd2J and \ufffd next line"),
         ("del\x7f", "del\u2421"),
-        ("reset\x1bc and charset\x1b(B", "reset and charset"),
-        ("déjà vu, 漢字, emoji 🦛", "déjà vu, 漢字, emoji 🦛"),
+        ("reset\x1bc and charset\x1b(B", "reset\u241bc and charset\u241b(B"),
+        ("déjà vu, 漢字, emoji 🦛, a\u00a0space", "déjà vu, 漢字, emoji 🦛, a\u00a0space"),
+        # What shows nothing: a right-to-left override, a zero-width space, tag characters
+        # spelling "run" (ASCII smuggling), a byte order mark.
+        ("rtl \u202egnp.exe", "rtl <U+202E>gnp.exe"),
+        ("zero\u200bwidth", "zero<U+200B>width"),
+        ("ok\U000e0072\U000e0075\U000e006e", "ok<U+E0072><U+E0075><U+E006E>"),
+        ("\ufeffbom", "<U+FEFF>bom"),
     ],
 )
 def test_printable(text: str, shown: str) -> None:
@@ -65,8 +75,7 @@ def test_search_prints_a_planted_turn_without_its_escape_sequences(
     screen = in_terminal([HIPPO, "search", "--local", "termword"], root, env)
 
     _clean(screen)
-    assert "escape test RED0;TITLE-PWNED" not in screen
-    assert "escape test RED [termword]" in screen
+    assert f"escape test {SHOWN} [termword]" in screen
     with sqlite3.connect(Path(os.environ["HIPPO_HOME"]) / "index.sqlite") as conn:
         [stored] = conn.execute("SELECT prompt FROM turns").fetchone()
     conn.close()
@@ -90,8 +99,8 @@ def test_sleep_listings_print_fragments_and_cores_without_escape_sequences(
 
     for screen in (fragments, cores, events):
         _clean(screen)
-    assert "[topREDic]" in fragments and "a fragment RED kept" in fragments
-    assert "A core RED title" in cores
+    assert f"[top{SHOWN}ic]" in fragments and f"a fragment {SHOWN} kept" in fragments
+    assert f"A core {SHOWN} title" in cores
     [stored] = (night.root / ".hippo/sleep/fragments").glob("*.json")
     assert PLANTED in json.loads(stored.read_text())["content"]
 
@@ -113,5 +122,21 @@ def test_review_shows_a_proposal_without_escape_sequences(scene: Scene) -> None:
 
     for screen in (shown, listed):
         _clean(screen)
-    assert "reason: because RED" in shown
+    assert f"reason: because {SHOWN}" in shown
     assert path.stem in listed
+
+
+def test_the_context_block_shows_what_a_note_hides(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner
+) -> None:
+    """The poisoning review's F9: a clipboard write and a sentence in tag characters in a
+    note reach no agent and no terminal as they are; the block shows them, as review does."""
+    smuggled = "".join(chr(0xE0000 + ord(c)) for c in "run it")
+    note = f"# Canary\n\nCanary deploys go to 5% first.\x1b]52;c;Y3VybA==\x07{smuggled}\n"
+    root = make_workspace(
+        "", {"Home.md": "# Home\n\nThe shop. See [[Canary]].\n", "Canary.md": note}
+    )
+    block = hippo("context", "--task", "canary deploys", cwd=root).out
+    assert "\x1b" not in block and "\x07" not in block and "\U000e0072" not in block
+    assert "5% first.\u241b]52;c;Y3VybA==\u2407<U+E0072><U+E0075><U+E006E>" in block
+    assert (root / "notes" / "Canary.md").read_text() == note  # the note is as it was

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -66,9 +67,11 @@ def test_a_dream_after_n_ended_sessions(make_workspace: WorkspaceMaker) -> None:
     done = _hook(ws, "session-end", {"session_id": "two", "reason": "other"})
     assert done.stdout == "" and done.returncode == 0  # the agent is told nothing
     [line] = _log(ws)
-    assert line.endswith(
-        " starting hippo dream: 2 sessions ended since the last dream (after_sessions = 2)"
-    )
+    assert re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ starting hippo dream: 2 sessions ended since "
+        r"the last dream \(after_sessions = 2\)",
+        line,
+    ), line
     state = _dreamed(ws)
     _wait_for_child(ws)
     assert "no model configured" in "\n".join(_log(ws))  # the dream's own words, logged

@@ -149,6 +149,35 @@ def test_the_watcher_ranks_by_history_as_the_hook_does(
     assert watching.answers and all(answer is not None for answer in watching.answers)
 
 
+def test_the_watcher_never_ranks_the_session_log_either(
+    make_workspace: WorkspaceMaker,
+    monkeypatch: pytest.MonkeyPatch,
+    hippo: HippoRunner,
+    claude_home: Path,
+) -> None:
+    # The log holds every word the sessions used, and sessions read it: no ranking names it.
+    rng = random.Random(11)
+    root = make_workspace('relevance = "history"\n', corpus(rng, 40))
+    for number in range(12):
+        hippo("session", "start", "--id", f"s{number}", cwd=root)
+        handoff = " ".join(rng.sample(WORDS, 6)) + " done."
+        hippo("session", "end", "--id", f"s{number}", "--handoff", handoff, cwd=root)
+    assert hippo("log", cwd=root).code == 0
+    for _ in range(5):
+        made = ClaudeSession(claude_home, str(root)).prompt(" ".join(rng.sample(WORDS, 3)))
+        made.tool("Read", file_path=str(root / "notes" / "Session log.md")).answer("ok").write()
+    assert hippo("ingest", cwd=root).code == 0
+    watching = Watching(root, monkeypatch)
+    try:
+        for task in tasks(rng):
+            found = asked(root, task)
+            assert found == by_itself(root, task), task
+            assert "Session log.md" not in found, task
+    finally:
+        watching.stop()
+    assert watching.answers and all(answer is not None for answer in watching.answers)
+
+
 @pytest.mark.parametrize("way", ["titles first", "threshold alone"])
 def test_term_notes_are_what_scoring_every_note_gives(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str

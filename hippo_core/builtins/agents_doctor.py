@@ -46,14 +46,15 @@ def _model_program(workspace: Workspace) -> list[Finding]:
     command backend finds it (a path with a folder in it from the workspace's folder)."""
     import os
     import shutil
-    from pathlib import Path
 
     from hippo_core.findings import Finding
 
     settings = workspace.settings
     if settings.model_backend != "command" or not settings.model_command:
         return []
-    program = Path(settings.model_command[0]).expanduser()
+    from hippo_core.home import user_path
+
+    program = user_path(settings.model_command[0])
     if len(program.parts) == 1:
         if shutil.which(str(program)) is not None:
             return []

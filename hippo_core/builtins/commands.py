@@ -66,6 +66,7 @@ COMMANDS = (
         "Linux, else cron.",
     ),
     ("pack", "pack:app", "List, install, update and write packs."),
+    ("registry", "registry:app", "Check the registry indexes packs are published in."),
     ("eval", "eval:app", "Measure packs on recorded cases, and the memory of this workspace."),
 )
 

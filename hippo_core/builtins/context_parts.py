@@ -60,7 +60,18 @@ def _entry_section(workspace: Workspace) -> str:
     if text is None:
         raise HippoError(f"entry note {shown} is {why}")
     section = entry_section(text)
-    return f"{section}\n" if section else ""
+    if not section:
+        return ""
+    dreamed = _dreamed(workspace, settings.entry_note)
+    return f"{section}\n" + (f"({settings.entry_note}: {dreamed})\n" if dreamed else "")
+
+
+def _dreamed(workspace: Workspace, note: str) -> str:
+    """``dreamed <date>, receipt <id>`` when a model changed ``note`` lately, else ""."""
+    from hippo_core.clock import now
+    from hippo_core.dream.marks import mark
+
+    return mark(workspace, note, now())
 
 
 def _required(workspace: Workspace) -> str:
@@ -88,13 +99,21 @@ def _relevant(workspace: Workspace, task: str) -> str:
     """Up to five notes scoring above zero, best first, as ``relevance`` ranks them."""
     from hippo_core.relevance import relevant_paths
 
-    best = relevant_paths(workspace, task, limit=MAX_RELEVANT)
+    # A note the block gives already (the entry note, a required one) is not listed again.
+    settings = workspace.settings
+    given = {settings.entry_note, *settings.required_notes}
+    best = relevant_paths(workspace, task, limit=MAX_RELEVANT + len(given))
     if not workspace.notes_index.fresh(best):  # one changed since the index looked at it
-        best = relevant_paths(workspace, task, limit=MAX_RELEVANT)
+        best = relevant_paths(workspace, task, limit=MAX_RELEVANT + len(given))
+    best = [path for path in best if path not in given][:MAX_RELEVANT]
     if not best:
         return ""
     shown = workspace.notes_index.shown(best)
-    lines = [f"- {title}: {first_line}".rstrip() for title, first_line in shown]
+    lines = [
+        f"- {title}: {first_line}".rstrip()
+        + (f" ({mark})" if (mark := _dreamed(workspace, path)) else "")
+        for path, (title, first_line) in zip(best, shown, strict=True)
+    ]
     return "relevant:\n" + "".join(f"{line}\n" for line in lines)
 
 

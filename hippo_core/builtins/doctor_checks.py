@@ -22,17 +22,24 @@ if TYPE_CHECKING:
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.findings import Finding
     from hippo_core.notes.lint import lint_notes
-    from hippo_core.plugin_settings import unknown_tables
+    from hippo_core.plugin_settings import placed, unknown_tables
     from hippo_core.plugins import load_plugins
 
     settings = workspace.relative(workspace.settings_path)
-    findings = [Finding("warning", "settings", line) for line in workspace.loaded.warnings]
     plugins = load_plugins()
+    warned = placed(workspace.loaded.warnings, plugins)
+    findings = [Finding("warning", "settings", line) for line in warned]
     findings.extend(
         Finding("warning", "plugin", f"{p.name} from {p.distribution} was skipped: {p.error}")
         for p in plugins.broken
     )
-    findings.extend(_command_clashes(plugins))
+    clashes = plugins.clashes() + _command_clashes(plugins)  # asks every registering hook
+    plugins.all_packs()
+    findings.extend(
+        Finding("warning", "plugin", f"{said}; what it registers there is left out")
+        for said in plugins.failed.values()
+    )
+    findings.extend(Finding("warning", "plugin", line) for line in clashes)
     findings.extend(
         Finding("warning", "settings", line) for line in unknown_tables(workspace, plugins)
     )
@@ -43,22 +50,16 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     return findings
 
 
-def _command_clashes(plugins: Plugins) -> list[Finding]:
+def _command_clashes(plugins: Plugins) -> list[str]:
     """A command a plugin registers under a name another plugin registered first."""
-    from hippo_core.findings import Finding
-
     entries = plugins.all_commands()
     kept: dict[str, CommandEntry] = {}
     for entry in entries:
         kept.setdefault(entry.name, entry)
     return [
-        Finding(
-            "warning",
-            "plugin",
-            f"plugin {entry.plugin.origin} registers the command '{entry.name}', which "
-            f"{kept[entry.name].plugin.origin} registered first; `hippo {entry.name}` runs "
-            "that one",
-        )
+        f"plugin {entry.plugin.origin} registers the command '{entry.name}', which "
+        f"{kept[entry.name].plugin.origin} registered first; `hippo {entry.name}` runs "
+        "that one"
         for entry in entries
         if kept[entry.name] is not entry
     ]

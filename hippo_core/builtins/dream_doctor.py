@@ -17,7 +17,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream.state import warnings
     from hippo_core.findings import Finding
 
-    findings = _packs(workspace) + _model(workspace)
+    findings = _packs(workspace) + _model(workspace) + _team_dream(workspace)
     findings += [
         Finding("warning", "dreaming", line.removeprefix("warning: "))
         for line in warnings(workspace)
@@ -25,19 +25,45 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     return findings + _half_applied(workspace) + _leftovers(workspace)
 
 
-def _packs(workspace: Workspace) -> list[Finding]:
-    from hippo_core.dream.packs import PackError, load_passes
+def _team_dream(workspace: Workspace) -> list[Finding]:
+    """Who dreams the project on the team index, and when last: the dream state is each
+    machine's, so a member who never dreams learns here that somebody does."""
+    from hippo_core.dream.state import show_time, team_dream
     from hippo_core.findings import Finding
+
+    found = team_dream(workspace)
+    if found is None:
+        return []
+    member, at = found
+    detail = f"the team index says {member} dreamed this project last, at {show_time(at)}"
+    return [Finding("info", "dreaming", detail)]
+
+
+def _packs(workspace: Workspace) -> list[Finding]:
+    """The passes that dream here; an error for a pack of the workspace (a folder, or one the
+    lock file records) that does not run, a warning for a distribution's that does not."""
+    from hippo_core.dream.packs import PackError
+    from hippo_core.findings import Finding
+    from hippo_core.packs.running import load_here
     from hippo_core.plugins import load_plugins
 
     try:
-        passes = load_passes(workspace, load_plugins())
+        loaded = load_here(workspace, load_plugins())
     except PackError as exc:
         return [Finding("error", "packs", str(exc.shown_in(workspace)))]
     except HippoError as exc:
         return [Finding("error", "packs", str(exc))]
-    names = ", ".join(p.key for p in passes) or "none"
-    return [Finding("info", "packs", f"passes that dream here: {names}")]
+    names = ", ".join(p.key for p in loaded.passes()) or "none"
+    findings = [Finding("info", "packs", f"passes that dream here: {names}")]
+    if loaded.off:
+        findings.append(
+            Finding("info", "packs", "off here (disabled_packs): " + ", ".join(loaded.off))
+        )
+    for item in loaded.left_out:
+        ours = item.locked or item.source == "workspace"
+        findings.append(Finding("error" if ours else "warning", "packs", item.line()))
+    findings += [Finding("warning", "packs", line) for line in loaded.warnings]
+    return findings
 
 
 def _model(workspace: Workspace) -> list[Finding]:
@@ -68,20 +94,34 @@ def _model(workspace: Workspace) -> list[Finding]:
 
 def _half_applied(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream import receipts
-    from hippo_core.dream.apply import APPLYING, REVERTING
+    from hippo_core.dream.appliers import unfinished
+    from hippo_core.dream.apply import APPLIED, APPLYING, REVERTED, REVERTING
     from hippo_core.findings import Finding
 
     left = {APPLYING: "applying by a run", REVERTING: "reverting by a `hippo revert`"}
-    return [
-        Finding(
-            "warning",
-            "receipts",
-            f"{workspace.relative(path)} was left {left[record['state']]} that stopped; the "
-            "next `hippo dream` or `hippo revert` records whether the note changed",
-        )
-        for path, record in receipts.all_in(receipts.folder(workspace, "receipts"))
-        if record.get("state") in left
-    ]
+    findings = []
+    for path, record in receipts.all_in(receipts.folder(workspace, "receipts")):
+        state = record.get("state")
+        if state in left:
+            findings.append(
+                Finding(
+                    "warning",
+                    "receipts",
+                    f"{workspace.relative(path)} was left {left[state]} that stopped; the "
+                    "next `hippo dream` or `hippo revert` records whether the note changed",
+                )
+            )
+        elif state in (APPLIED, REVERTED) and unfinished(record):
+            findings.append(
+                Finding(
+                    "warning",
+                    "receipts",
+                    f"{workspace.relative(path)}: a step of its applier chain was left "
+                    "unfinished by a run that stopped; the next `hippo dream` or `hippo "
+                    "revert` records it as interrupted",
+                )
+            )
+    return findings
 
 
 def _leftovers(workspace: Workspace) -> list[Finding]:

@@ -1,5 +1,6 @@
 """Dreaming's built-in parts, registered through the same hooks a third party uses: the
-readers, the kinds of change, the checks, the reviewers and the model backends.
+readers, the kinds of change, the checks, the reviewers, the note's applier and the model
+backends.
 
 The parts live in :mod:`hippo_core.dream` and are imported only when a hook is called,
 so loading this plugin costs nothing on an agent's hot path (``hippo context``).
@@ -13,7 +14,7 @@ from hippo_core.plugins import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.dream.model import ProposalKind, Reader, Reviewer, Validator
+    from hippo_core.dream.model import Applier, ProposalKind, Reader, Reviewer, Validator
     from hippo_core.hookspecs import BackendFactory
 
 
@@ -40,9 +41,11 @@ def hippo_register_kinds(register: Callable[[ProposalKind], None]) -> None:
 def hippo_register_validators(register: Callable[[Validator], None]) -> None:
     from hippo_core.dream import validators
 
+    register(validators.NoSecrets())  # first: a later check's problem may quote the text
     register(validators.NotePath())
     register(validators.EvidenceExists())
     register(validators.KindChecks())
+    register(validators.DrawnFromEvidence())
     register(validators.HumanConfirmed())
 
 
@@ -52,6 +55,13 @@ def hippo_register_reviewers(register: Callable[[Reviewer], None]) -> None:
 
     register(reviewers.ModelReviewer())
     register(reviewers.QueueReviewer())
+
+
+@hookimpl
+def hippo_register_appliers(register: Callable[[Applier], None]) -> None:
+    from hippo_core.dream.appliers import NoteWriter
+
+    register(NoteWriter())
 
 
 @hookimpl

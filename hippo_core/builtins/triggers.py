@@ -215,10 +215,10 @@ def _started_pid(path: Path) -> int:
 
 def log(workspace: Workspace, line: str) -> None:
     """One line of ``.hippo/reports/triggers.log``, stamped."""
-    import time
 
     path = workspace.hippo_dir / LOG
     path.parent.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    from hippo_core.clock import stamp
+
     with path.open("a", encoding="utf-8") as handle:
-        handle.write(f"{stamp} {line}\n")
+        handle.write(f"{stamp()} {line}\n")

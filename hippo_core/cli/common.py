@@ -114,8 +114,11 @@ def current_workspace(*, warn: bool = True) -> Workspace:
     from hippo_core.workspace import Workspace
 
     found = Workspace.find()
-    if warn:
-        for line in found.loaded.warnings:
+    if warn and found.loaded.warnings:
+        from hippo_core.plugin_settings import placed
+        from hippo_core.plugins import load_plugins
+
+        for line in placed(found.loaded.warnings, load_plugins()):
             say(f"warning: {line}")
     return found
 

@@ -58,6 +58,8 @@ def dream(
         shown = printable(prompt)  # turns' text: it may not drive the terminal
         typer.echo(shown if shown.endswith("\n") else shown + "\n", nl=False)
     typer.echo(f"dream {outcome.status}: report {found.relative(outcome.report)}")
+    for line in outcome.warnings:
+        typer.echo(printable(f"warning: {line}"), err=True)
     if outcome.status != "ok":
         typer.echo(f"error: {outcome.error}", err=True)
         raise typer.Exit(1)

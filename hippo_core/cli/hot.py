@@ -150,13 +150,15 @@ def ingest(full: bool, as_json: bool) -> int:
     def say(line: str) -> None:
         sys.stderr.write(f"{line}\n")
 
+    from hippo_core.home import user_path
+
     root = find_root(Path.cwd())
     workspace = Workspace.open(root) if root is not None else None
     for line in workspace.loaded.warnings if workspace else ():
         say(f"warning: {line}")
     extra = (
         {
-            tool: tuple(str(workspace.root / Path(folder).expanduser()) for folder in folders)
+            tool: tuple(str(workspace.root / user_path(folder)) for folder in folders)
             for tool, folders in workspace.settings.transcript_dirs.items()
         }
         if workspace

@@ -1,4 +1,4 @@
-"""``hippo pack new`` and ``hippo pack check``: writing a pack.
+"""``hippo pack new``, ``check`` and ``build``: writing a pack, and publishing it.
 
 Registered on ``hippo pack`` by :mod:`hippo_core.cli.pack`. The kernel is
 :mod:`hippo_core.packs.scaffold` and the loader's :func:`~hippo_core.dream.packs.check_pack`;
@@ -7,6 +7,7 @@ the eval replay is :mod:`hippo_core.packs.evals`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -18,6 +19,8 @@ from hippo_core.cli.common import subcommand
 
 if TYPE_CHECKING:
     from hippo_core.dream.packs import Pack
+    from hippo_core.packs.dist_check import Distribution
+    from hippo_core.packs.files import PackError
     from hippo_core.plugins import Plugins
 
 
@@ -53,7 +56,7 @@ def check(
     path: Path = typer.Argument(
         ...,
         metavar="PATH",
-        help="A pack's folder (it has pack.toml), or a distribution made by hippo pack new.",
+        help="A pack's folder (it has pack.toml), or a distribution's (every pack it ships).",
     ),
     replay: bool = typer.Option(
         False, "--eval", help="Then replay the pack's eval cases from their recordings (no model)."
@@ -63,6 +66,7 @@ def check(
     """Check a pack as hippo does before a dream: ok, or the one line that is wrong."""
     from hippo_core.dream.packs import check_pack
     from hippo_core.errors import HippoError
+    from hippo_core.packs.dist_check import source_distribution
     from hippo_core.packs.files import PackError
     from hippo_core.packs.scaffold import pack_folder
     from hippo_core.plugins import load_plugins
@@ -79,20 +83,169 @@ def check(
         "eval": None,
     }
     try:
+        dist = source_distribution(path) if path.is_dir() else None
+        if dist is not None:
+            _check_distribution(report, dist, relative, replay, as_json)
+            return
         root = pack_folder(path)
         plugins = load_plugins()
         pack = check_pack(Path(os.path.abspath(root)), plugins, beside=_beside(plugins))
     except PackError as error:
-        shown = PackError(Path(_shown(error.path, relative)), error.problem, error.line)
-        _fail(report, [str(shown)], as_json)
+        _fail(report, [_pack_error(error, relative)], as_json)
     except HippoError as error:
         _fail(report, [str(error)], as_json)
     report |= _described(pack, _shown(root, relative))
+    _warn_twins(plugins, [(pack.name, [p.name for p in pack.passes])], set(), as_json)
     if not replay:
         report["ok"] = True
         _done(report, as_json)
         return
-    _replay(report, pack, Path(os.path.abspath(root)), as_json)
+    if not as_json:
+        typer.echo(_ok_line(report))
+    _replay(report, pack.name, Path(os.path.abspath(root)), as_json)
+
+
+def _check_distribution(
+    report: dict[str, Any], dist: Distribution, relative: bool, replay: bool, as_json: bool
+) -> None:
+    """Every pack the distribution's plugin registers: checked, versions equal to the
+    distribution's, then (``replay``) each pack's eval cases."""
+    from hippo_core.packs.dist_check import check_distribution, version_problems
+    from hippo_core.plugins import load_plugins
+
+    checked = check_distribution(dist)
+    if not checked:
+        _fail(report, [f"{report['path']}: its plugin registers no pack"], as_json)
+    problems = [_pack_error(c.error, relative) for c in checked if c.error is not None]
+    problems += [_relative_line(line, relative) for line in version_problems(dist, checked)]
+    report["packs"] = [
+        {
+            "path": _shown(c.root, relative),
+            "name": c.name,
+            "version": c.version,
+            "passes": list(c.passes),
+            "overlays": c.overlays,
+            "error": _pack_error(c.error, relative) if c.error else None,
+        }
+        for c in checked
+    ]
+    first = report["packs"][0]
+    report |= {key: first[key] for key in ("name", "version", "passes", "overlays")}
+    report["path"] = first["path"]
+    if problems:
+        _fail(report, problems, as_json)
+    ours = {c.name for c in checked}
+    _warn_twins(load_plugins(), [(c.name, list(c.passes)) for c in checked], ours, as_json)
+    if not as_json:
+        for pack in report["packs"]:
+            typer.echo(_ok_line(pack))
+    if not replay:
+        report["ok"] = True
+        if as_json:
+            _done(report, as_json)
+        return
+    first = next((c for c in checked if c.passes), checked[0])
+    report["path"] = _shown(first.root, relative)
+    _replay(report, first.name, first.root, as_json)
+
+
+def _pack_error(error: PackError | None, relative: bool) -> str:
+    from hippo_core.packs.files import PackError
+
+    assert error is not None
+    return str(PackError(Path(_shown(error.path, relative)), error.problem, error.line))
+
+
+def _relative_line(line: str, relative: bool) -> str:
+    where, sep, rest = line.partition(": ")
+    return f"{_shown(Path(where), relative)}{sep}{rest}"
+
+
+def _warn_twins(
+    plugins: Plugins, packs: list[tuple[str, list[str]]], ours: set[str], as_json: bool
+) -> None:
+    """Warn of a pass name another pack installed here (or of the workspace here) has: in
+    a workspace with both, one of them is left out."""
+    from hippo_core.errors import HippoError
+    from hippo_core.packs.survey import survey
+    from hippo_core.workspace import Workspace
+
+    others = {s.name: s.directory for s in plugins.all_packs()}
+    with contextlib.suppress(HippoError):  # outside a workspace: the installed packs only
+        others |= {f.name: f.root for f in survey(Workspace.find(), plugins, strict=False).packs}
+    for name, passes in packs:
+        for other, root in sorted(others.items()):
+            if other == name or other in ours:
+                continue
+            for pass_name in passes:
+                if (root / "passes" / f"{pass_name}.toml").is_file() and not as_json:
+                    typer.echo(
+                        f"warning: the pass '{pass_name}' of {name} has the name of a pass of "
+                        f"the pack '{other}' installed here; a workspace that has both leaves "
+                        "one of them out",
+                        err=True,
+                    )
+
+
+def build(
+    path: Path = typer.Argument(
+        ...,
+        metavar="PATH",
+        help="A pack's folder (becomes an archive), or a distribution's (becomes a wheel).",
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        metavar="DIR",
+        show_default=False,
+        help="Where to write it (default: the index's folder for an archive with --index, "
+        "else dist/ here; a distribution's dist/ for a wheel).",
+    ),
+    index: Path | None = typer.Option(
+        None,
+        "--index",
+        metavar="FILE",
+        help="Add the new version to this registry index (made when it is not there).",
+    ),
+) -> None:
+    """Build what a registry publishes: the archive or wheel, its sha256, its entry."""
+    from hippo_core.packs.build import add_to_index, build_archive, build_wheel, entries_toml
+    from hippo_core.packs.dist_check import source_distribution
+    from hippo_core.packs.files import PackError
+    from hippo_core.packs.scaffold import pack_folder
+    from hippo_core.plugins import load_plugins
+
+    relative = not path.is_absolute()
+    try:
+        dist = source_distribution(path) if path.is_dir() else None
+        if dist is not None:
+            built = build_wheel(path, dist, out or path / "dist")
+        else:
+            root = Path(os.path.abspath(pack_folder(path)))
+            folder = out or (index.parent if index is not None else Path("dist"))
+            built = build_archive(root, load_plugins(), folder)
+    except PackError as error:
+        raise PackError(Path(_shown(error.path, relative)), error.problem, error.line) from None
+    shown = _shown(built.file, relative)
+    what = f": {built.distribution}" if built.distribution else ""
+    typer.echo(f"built {shown}{what}")
+    ours = {entry.name for entry in built.entries}
+    named = [(e.name, list(e.version.get("passes", []))) for e in built.entries]
+    _warn_twins(load_plugins(), named, ours, False)
+    typer.echo(f"  sha256 {built.sha256}")
+    for line in built.packs:
+        typer.echo(f"  {line}")
+    if index is None:
+        typer.echo("its registry entry (add it to an index, or build again with --index FILE):")
+        typer.echo(entries_toml(built.entries).rstrip("\n"))
+    else:
+        for line in add_to_index(index, built):
+            typer.echo(line)
+    if built.distribution:
+        typer.echo(
+            f"next: upload {shown} to the package index teams install from (python -m twine "
+            "upload, or a folder pip's --find-links reads), then publish the registry index"
+        )
 
 
 def _beside(plugins: Plugins) -> dict[str, Path]:
@@ -118,15 +271,13 @@ def _described(pack: Pack, shown: str) -> dict[str, Any]:
     }
 
 
-def _replay(report: dict[str, Any], pack: Pack, root: Path, as_json: bool) -> None:
+def _replay(report: dict[str, Any], name: str, root: Path, as_json: bool) -> None:
     from hippo_core.errors import HippoError
     from hippo_core.packs.evals import replay_cases
     from hippo_core.packs.evals_case import CaseError
 
-    if not as_json:
-        typer.echo(_ok_line(report))
     try:
-        result = replay_cases(root, pack.name, report["path"])
+        result = replay_cases(root, name, report["path"])
     except CaseError as error:
         _fail(report, error.problems, as_json)
     except HippoError as error:
@@ -145,6 +296,7 @@ def _replay(report: dict[str, Any], pack: Pack, root: Path, as_json: bool) -> No
 
 
 def _ok_line(report: dict[str, Any]) -> str:
+    """``ok: NAME VERSION (passes: ...)`` or ``(a theme over ...)``."""
     head = f"ok: {report['name']} {report['version']}".rstrip()
     if report["overlays"]:
         return f"{head} (a theme over {report['overlays']})"
@@ -183,5 +335,5 @@ def _shown(path: Path, relative: bool = False) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``hippo pack``."""
-    for function in (new, check):
+    for function in (new, check, build):
         subcommand(app)(function)

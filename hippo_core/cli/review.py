@@ -170,7 +170,8 @@ def _proposal(
         if as_json:
             print_json(record)
             return
-        _show(record)
+        kind = plugins.kinds().get(str(record.get("kind")))
+        _show(record, sorted(kind.fields) if kind is not None else [])
         return
     from hippo_core.deciders import at_terminal
 
@@ -180,7 +181,8 @@ def _proposal(
         typer.echo(printable(line))
 
 
-def _show(record: dict[str, Any]) -> None:
+def _show(record: dict[str, Any], fields: list[str]) -> None:
+    """The proposal as its reviewer sees it, with the keys its kind adds (``fields``)."""
     # A proposal's text is a model's, from turns and notes: none of it may drive the terminal.
     lines = [
         f"proposal {record['id']} ({record.get('pass')}, {record['kind']})",
@@ -189,6 +191,10 @@ def _show(record: dict[str, Any]) -> None:
         + ", ".join(f"{e['session']} turn {e['ordinal']}" for e in record.get("evidence", [])),
         f"reason: {record.get('reason', '')}",
     ]
+    for key in fields:
+        if key in record:
+            value = record[key]
+            lines.append(f"{key}: {value if isinstance(value, str) else json.dumps(value)}")
     if record.get("old"):
         lines += ["--- old", str(record["old"])]
     lines += ["+++ new", str(record.get("new", ""))]

@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
 from hippo_core.errors import HippoError
+from hippo_core.home import user_path
 from hippo_core.model_folder import OWNER, PREFIX
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class CommandBackend:
                 "(see docs/models.md)"
             )
         argv = list(settings.model_command)
-        program = Path(argv[0]).expanduser()
+        program = user_path(argv[0])
         if not program.is_absolute() and len(program.parts) > 1:
             # A wrapper script given relative to the workspace, such as ./.hippo/model.sh.
             argv[0] = str(workspace.root / program)
@@ -87,8 +88,8 @@ class CommandBackend:
         """``json_schema`` is ignored: a program on a pipe has no way to be held to one."""
         stdin = marked(prompt).encode("utf-8")
         if not any(SYSTEM_FILE in arg for arg in self.argv):
-            if system is not None:
-                stdin = system.rstrip("\n").encode("utf-8") + b"\n\n" + stdin
+            if system is not None:  # the system prompt first on stdin, after the marker
+                stdin = marked(system.rstrip("\n") + "\n\n" + prompt).encode("utf-8")
             return self._run(self.argv, stdin, extra_bytes_in=0)
 
         import tempfile
@@ -284,9 +285,9 @@ def marked(prompt: str) -> str:
     """The prompt as sent: after a first line saying it is hippo's own model call, so that an
     agent which keeps its calls as transcripts (``claude -p``) never has them read back as
     sessions or evidence (ingest leaves them out)."""
-    from hippo_core.transcripts.privacy import MODEL_CALL_MARKER
+    from hippo_core.transcripts.privacy import model_call_line
 
-    return f"{MODEL_CALL_MARKER}\n{prompt}"
+    return f"{model_call_line()}\n{prompt}"
 
 
 def api_key_from_env(variable: str, setting: str) -> str | None:

@@ -4,9 +4,10 @@ workspace's own sessions, with no model.
 For each note, the truth is every turn of the workspace's sessions in the index that read,
 edited or cited it. The search is asked over the whole history twice: as a dream asks it
 (file hits first), and from the text alone (the note's title, headings, sources and name),
-which is what finds a turn that only talked about the note. Recall counts the truth found
-over the truth a note could get (at most the search's 40 places); precision, the text
-search's turns that did touch the note.
+which is what finds a turn that only talked about the note. Each keeps its turns only when
+a dream would prompt the note with them (one window: the whole history). Recall counts the
+truth found over the truth a note could get (at most the search's 40 places); precision,
+the text search's turns that did touch the note.
 """
 
 from __future__ import annotations
@@ -40,11 +41,17 @@ def measure_verify(workspace: Workspace) -> dict[str, Any]:
                 continue
             note_file = workspace.notes_dir / note.path
             truth = index.touching(note_file, sessions)
-            telling = workspace.terms_index.telling(note.path, BODY_TERMS)
+            terms = workspace.terms_index
+            telling = terms.telling(note.path, BODY_TERMS)
             found = index.mentioning(note, note_file, start, end, sessions, body_terms=telling)
             text = index.mentioning(
                 note, note_file, start, end, sessions, by_file=False, body_terms=telling
             )
+            # As a dream asks: turns that only share some words of the note prompt nothing.
+            if not index.worth_a_prompt(found, note, terms, start, end, sessions):
+                found = []
+            if not index.worth_a_prompt(text, note, terms, start, end, sessions):
+                text = []
             keys = {(t.session, t.ordinal) for t in found}
             text_keys = {(t.session, t.ordinal) for t in text}
             rows.append(
@@ -103,7 +110,9 @@ def measure_context(
     """``hippo eval context``: for each session of the workspace that read or edited notes,
     its task (declared, else its first prompt) against the notes it touched: recall@5 and
     MRR of the relevant list, beside a plain BM25 ranking of the whole notes (unless not
-    ``baseline``: it reads every note). ``latest``: only the sessions that started last."""
+    ``baseline``: it reads every note). ``latest``: only that many sessions, those that
+    started last, cut before the index is asked anything of them (a team index gives no
+    more), so that ``hippo doctor`` costs the same after a year as after a month."""
     from hippo_core.index.history import epoch
     from hippo_core.index.team_turns import turn_index
     from hippo_core.sessions import session_records
@@ -114,7 +123,11 @@ def measure_context(
     notes_root = str(workspace.notes_dir) + "/"
     cases: list[Case] = []
     try:
-        for record in session_records(workspace) + index.records():
+        records = session_records(workspace) + index.records(latest=latest)
+        if latest is not None:
+            records.sort(key=lambda record: epoch(_text(record.get("started"))) or 0.0)
+            records = records[-latest:] if latest > 0 else []
+        for record in records:
             sid = str(record["id"])
             truth = {
                 path[len(notes_root) :]
@@ -130,8 +143,6 @@ def measure_context(
                 cases.append(Case(task, truth, when, sid))
     finally:
         index.close()
-    if latest is not None:
-        cases = sorted(cases, key=lambda case: case.started or 0.0)[-latest:]
     notes = [n for n in workspace.notes if n.path != workspace.log_note]
     rankings = {f"relevance = {name}": rank for name, rank in relevance_rankers(workspace).items()}
     if baseline:
@@ -143,6 +154,10 @@ def measure_context(
         "relevance": workspace.settings.relevance,
         "rankings": rated,
     }
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def rates(rank: Ranker, cases: list[Case]) -> dict[str, Any]:

@@ -3,7 +3,8 @@ proposals and verdicts. Plain dataclasses; pydantic stays at the file and model 
 
 The protocols here are what plugins implement: a :class:`Reader` fills a placeholder, a
 :class:`ModelBackend` answers a prompt, a :class:`ProposalKind` checks and applies one kind
-of change, a :class:`Validator` adds a check, a :class:`Reviewer` gives a verdict.
+of change, a :class:`Validator` adds a check, a :class:`Reviewer` gives a verdict (a pass
+may name a chain of them), an :class:`Applier` takes part in landing a confirmed change.
 """
 
 from __future__ import annotations
@@ -45,14 +46,23 @@ class Pass:
     per_note: bool
     input_budget_bytes: int = 200_000
     review: str = "model"
-    """The registered reviewer that gives verdicts: ``model`` or ``queue``."""
+    """The registered reviewer that gives verdicts (``model``, ``queue``), or the chain of
+    them, comma-separated, in order (``secret-scan, model``)."""
     overlays: tuple[Path, ...] = ()
     """The folders of the themes over the pack, the one that wins first."""
+    system: str = ""
+    """The proposer's system prompt file, relative to the pack: the pass's instructions,
+    sent apart from the material its prompt carries; empty: all in the prompt."""
 
     @property
     def roots(self) -> tuple[Path, ...]:
         """Where the pass's prompts and personas are looked for, in order: themes, pack."""
         return (*self.overlays, self.root)
+
+    @property
+    def reviews(self) -> tuple[str, ...]:
+        """The reviewers a proposal goes to, in order; each must confirm."""
+        return tuple(name.strip() for name in self.review.split(","))
 
     @property
     def key(self) -> str:
@@ -66,13 +76,22 @@ class Pass:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A stretch of the dream window, at most 24 hours, in UTC: ``start <= t < end``."""
+    """A stretch of the dream window, at most 24 hours, in UTC: ``start <= t < end``.
+
+    A chunk with ``turns`` is dreamed besides the window: the turns that reached the index
+    after their time was dreamed (``kind`` ``late``), or the evidence of proposals carried
+    from the last run (``carried``); ``start`` and ``end`` then span those turns only."""
 
     start: datetime
     end: datetime
+    turns: frozenset[tuple[str, int]] | None = None
+    """The only turns (session, ordinal) the chunk holds; None for a stretch of the window."""
+    kind: str = ""
+    """``late`` or ``carried`` for a chunk of ``turns``; empty for a stretch of the window."""
 
     def label(self) -> str:
-        return f"{_iso(self.start)} to {_iso(self.end)}"
+        span = f"{_iso(self.start)} to {_iso(self.end)}"
+        return f"{self.kind} turns of {span}" if self.kind else span
 
 
 def _iso(moment: datetime) -> str:
@@ -95,6 +114,15 @@ class TurnText:
     source), ``phrase`` (the title, a heading or a source word for word) or ``words``."""
     who: str = ""
     """Whose session it was, when it came from a team index; empty for this machine's."""
+    external: tuple[str, ...] | None = None
+    """What the agent read from outside the project during the turn, before it answered, in
+    order: one short description per page fetched or search made (``web: WebFetch
+    https://example.com/install``), MCP tool called (``MCP: github get_issue``), file read
+    outside the git work trees of the turn's folder (``file outside the project:
+    ~/Downloads/README.md``) or sub-agent that did one of these (``sub-agent (Agent): web:
+    WebFetch``); at most 20, and a last ``N more not listed``. ``()``: it read nothing from
+    outside, as far as its agent's transcript tells. None: not recorded (a turn indexed
+    before hippo kept this, or from a source that does not tell)."""
 
     @property
     def label(self) -> str:
@@ -119,6 +147,8 @@ class Item:
     note: str | None = None
     digest: str | None = None
     turns: tuple[TurnText, ...] = ()
+    sessions: tuple[str, ...] = ()
+    """The sessions (ids) this block shows: their turns in the chunk may be evidence."""
 
     @property
     def size(self) -> int:
@@ -152,9 +182,42 @@ class ReadContext:
     note: Note | None
     sessions: list[SessionView]
     index: Any
-    """A :class:`hippo_core.dream.turns.TurnIndex`, or None when there is no index yet."""
+    """hippo's own transcript index (None when there is none yet); a reader reads turns
+    through :meth:`turn` and :meth:`turns`."""
     session_ids: frozenset[str] = frozenset()
     """The ids of ``sessions``."""
+    passed_over: str = ""
+    """Set by an essential reader that found something, but nothing worth a model call (a
+    note whose turns only share some of its words): why, as the report counts the unit
+    instead of ``no <reader>``."""
+
+    def turn(self, session: str, ordinal: int) -> TurnText | None:
+        """One indexed turn, as the validators and the reviewer see it; None when there is
+        no index, or no such turn."""
+        if self.index is None:
+            return None
+        found: TurnText | None = self.index.turn(session, ordinal)
+        return found
+
+    def turns(self) -> list[TurnText]:
+        """The chunk's turns: every indexed turn of its sessions that started inside it (a
+        chunk of chosen turns, those turns), session by session, in order."""
+        from hippo_core.dream.state import parse_time
+
+        found = []
+        for view in self.sessions:
+            for ordinal in view.ordinals:
+                if self.chunk.turns is not None and (view.id, ordinal) not in self.chunk.turns:
+                    continue
+                turn = self.turn(view.id, ordinal)
+                if turn is None:
+                    continue
+                started = parse_time(turn.started)
+                outside = started is not None and not self.chunk.start <= started < self.chunk.end
+                if self.chunk.turns is None and outside:
+                    continue
+                found.append(turn)
+        return found
 
 
 class Reader(Protocol):
@@ -285,6 +348,13 @@ class CheckContext:
     kinds: dict[str, ProposalKind]
     confirmed: Any
     """``confirmed(note) -> list[str]``: text humans confirmed, still in the note."""
+    prompt_evidence: frozenset[tuple[str, int]] | None = None
+    """The turns (session, ordinal) the prompt showed, itself or through a session it
+    showed; None when whoever checks has no prompt to bind the evidence to."""
+    session_text: Any = None
+    """``session_text(session) -> str``: what the prompt showed of a session (its times,
+    its task, and its handoff when it ended in the chunk), which a change may draw its
+    words from as it may from the turns; None: nothing beyond the turns."""
 
 
 class Validator(Protocol):
@@ -310,6 +380,9 @@ class Verdict:
     """Why a reply was counted as a rejection (not the one JSON object asked for)."""
     reply: str = ""
     """The reviewer's reply as it came (kept whole up to 64 KiB)."""
+    steps: tuple[Verdict, ...] = ()
+    """A pass's chain of reviewers: each one's verdict, in order; the last one decided (the
+    first that did not confirm, or the last of the chain). Empty for one reviewer."""
 
 
 @dataclass(frozen=True)
@@ -327,9 +400,56 @@ class ReviewRequest:
     proposal: Proposal
     evidence: tuple[TurnText, ...]
     backend: ModelBackend | None
+    handoffs: tuple[tuple[str, str], ...] = ()
+    """(session id, handoff) of each evidence session whose handoff the proposer was shown:
+    what an appended text most often comes from, and only that session's own say-so."""
 
 
 class Reviewer(Protocol):
     name: str
 
     def review(self, request: ReviewRequest) -> Verdict: ...
+
+
+@dataclass(frozen=True)
+class Change:
+    """A confirmed change as the appliers see it, one at a time, in order: first hippo's
+    own (``note``, the atomic write), then the plugins'. In a revert the same appliers
+    are asked to undo it, and ``reverts`` names the receipt of the change undone."""
+
+    workspace: Workspace
+    note: str
+    """The note's path relative to ``notes_dir``."""
+    path: Path
+    """The note's file."""
+    before: str | None
+    """The digest of the note's bytes before (None: there was no note)."""
+    after: str | None
+    """The digest after (None: the note is deleted, as reverting a new note does)."""
+    data: bytes
+    """The note's bytes after (empty when it is deleted)."""
+    previous: bytes
+    """The note's bytes before (empty when there was none)."""
+    receipt: Path
+    """The receipt that records this change (or this revert), step by step."""
+    proposal: Proposal | None = None
+    """The proposal confirmed; in a revert, the one undone, when its record is there."""
+    verdict: Verdict | None = None
+    snapshot: Path | None = None
+    """Where hippo keeps the note as it was, for ``hippo revert`` (None for a new note)."""
+    reverts: str = ""
+    """In a revert: the id of the change's receipt; empty when applying."""
+
+
+class Applier(Protocol):
+    """One step of landing a confirmed change, after hippo wrote the note (``note``, the
+    first step, is hippo's own atomic write). ``apply`` runs once the note holds the change;
+    ``revert`` once ``hippo revert`` has put the note back. Either fails by raising: the
+    receipt says which step failed and why, the steps after it do not run, and the note
+    stays as the steps before left it."""
+
+    name: str
+
+    def apply(self, change: Change) -> None: ...
+
+    def revert(self, change: Change) -> None: ...

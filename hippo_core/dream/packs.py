@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hippo_core.dream.model import Pass
-from hippo_core.errors import UsageError
 from hippo_core.packs.files import (
     MAX_FILE_BYTES,
     NO_LINKS,
@@ -39,8 +38,6 @@ __all__ = [
     "Pack",
     "PackError",
     "check_pack",
-    "load_packs",
-    "load_passes",
     "read_pack_file",
     "read_persona",
 ]
@@ -71,7 +68,8 @@ class PassFile(BaseModel):
     reviewer: str
     per_note: bool
     input_budget_bytes: int = Field(200_000, gt=0)
-    review: str = "model"
+    review: str | list[str] = "model"
+    system: str = ""
 
 
 PASS_KEYS = tuple(PassFile.model_fields)
@@ -82,59 +80,30 @@ EXPECTED = {
     "reviewer": "a string",
     "per_note": "true or false",
     "input_budget_bytes": "a whole number above 0",
-    "review": "a string",
+    "review": 'a reviewer\'s name, or a list of them ("secret-scan", "model")',
+    "system": "a string",
 }
 
 
-def load_packs(workspace: Workspace, plugins: Plugins, *, only: str | None = None) -> list[Pack]:
-    """Every pack that runs here, sorted by name, each checked entirely (themes applied).
-
-    ``only`` keeps the pass whose file name it is (and the pack holding it); raises
-    :class:`UsageError` when no pass has that name, :class:`PackError` for a bad pack.
-    """
-    from hippo_core.packs.survey import survey
-
-    readers, reviewers = sorted(plugins.readers()), sorted(plugins.reviewers())
-    try:
-        here = survey(workspace, plugins)
-        packs = [
-            load_found(found, readers, reviewers, here.overlays(found.name), themes)
-            for found in here.packs
-            for themes in [tuple(t.name for t in here.themes_over(found.name))]
-        ]
-    except PackError as error:
-        raise error.shown_in(workspace) from None
-    _refuse_twins(packs, workspace)
-    if only is None:
-        return packs
-    kept = [_only(pack, only) for pack in packs]
-    if not any(pack.passes for pack in kept):
-        known = ", ".join(p.key for p in _sorted_passes(packs)) or "none"
-        raise UsageError(f"no pass named '{only}'; the passes here are: {known}")
-    return [pack for pack in kept if pack.passes]
-
-
-def _only(pack: Pack, name: str) -> Pack:
-    passes = tuple(p for p in pack.passes if p.name == name)
-    return Pack(pack.name, pack.root, pack.source, passes, pack.manifest, pack.themes)
-
-
-def load_passes(workspace: Workspace, plugins: Plugins, *, only: str | None = None) -> list[Pass]:
-    """Every pass of every pack that runs here, in the order of ``<pack>/<name>``."""
-    return _sorted_passes(load_packs(workspace, plugins, only=only))
-
-
-def check_pack(root: Path, plugins: Plugins, *, beside: dict[str, Path] | None = None) -> Pack:
+def check_pack(
+    root: Path,
+    plugins: Plugins,
+    *,
+    beside: dict[str, Path] | None = None,
+    present: frozenset[str] = frozenset(),
+) -> Pack:
     """Check the pack (or theme) in the folder ``root`` as the loader would, on its own.
 
     It needs a ``pack.toml``. A theme is checked against the pack it overlays when that is
     in ``beside`` (the packs of the workspace at hand, by name) or a plugin ships it
-    (hippo's own ``core``, say). Raises :class:`PackError`.
+    (hippo's own ``core``, say). ``present``: distributions (canonical names) its
+    ``requires`` may name though they are not installed (the one being checked). Raises
+    :class:`PackError`.
     """
     from hippo_core.packs.survey import Found, check_requirements, theme_overrides
 
     manifest = read_manifest_required(root)
-    check_requirements(manifest, root / MANIFEST)
+    check_requirements(manifest, root / MANIFEST, present)
     found = Found(manifest.name, root, "folder", manifest)
     if manifest.is_theme:
         shipped = plugins.packs().get(manifest.overlays)
@@ -165,12 +134,20 @@ def read_manifest_required(root: Path) -> Manifest:
     return manifest
 
 
+def read_system(pass_: Pass) -> str | None:
+    """The proposer's system prompt (the pass's instructions, apart from the material), or
+    None for a pass that keeps its instructions in its prompt."""
+    if not pass_.system:
+        return None
+    return read_overlaid(pass_.roots, pass_.system, what="system", referrer=pass_.file)[1]
+
+
 def read_persona(pass_: Pass) -> str:
     """The text of the pass's reviewer persona (a theme's when one is on), checked again."""
     return read_overlaid(pass_.roots, pass_.reviewer, what="reviewer", referrer=pass_.file)[1]
 
 
-def _sorted_passes(packs: list[Pack]) -> list[Pass]:
+def sorted_passes(packs: list[Pack]) -> list[Pass]:
     return sorted((p for pack in packs for p in pack.passes), key=lambda p: p.key)
 
 
@@ -219,12 +196,11 @@ def _load_pass(
             raise PackError(
                 file, f"reads: '{read}' is not a reader here; {_listing('readers', readers)}"
             )
-    if fields.review not in reviewers:
-        listing = _listing("reviewers", reviewers)
-        raise PackError(file, f"review: '{fields.review}' is not a reviewer here; {listing}")
+    chain = _review_chain(fields.review, reviewers, file)
     roots = (*overlays, root)
     prompt = read_overlaid(roots, fields.prompt, what="prompt", referrer=file)[0]
     reviewer = read_overlaid(roots, fields.reviewer, what="reviewer", referrer=file)[0]
+    system = _system(roots, fields.system, file) if fields.system else ""
     pass_ = Pass(
         pack=pack,
         name=file.stem,
@@ -234,11 +210,48 @@ def _load_pass(
         reviewer=_relative(reviewer, roots),
         per_note=fields.per_note,
         input_budget_bytes=fields.input_budget_bytes,
-        review=fields.review,
+        review=", ".join(chain),
         overlays=overlays,
+        system=system,
     )
     check_prompt(pass_, readers)
     return pass_
+
+
+def _system(roots: tuple[Path, ...], name: str, file: Path) -> str:
+    """The system prompt's path in the pack: a plain text the model gets as it is, so a
+    placeholder in it (which would reach the model unfilled) is refused."""
+    path, text = read_overlaid(roots, name, what="system", referrer=file)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if "{{" in line or "{%" in line:
+            problem = (
+                "a system prompt is sent as it is and takes no placeholders or template tags; "
+                "put the material in the pass's prompt"
+            )
+            raise PackError(path, problem, number)
+    return _relative(path, roots)
+
+
+def _review_chain(value: str | list[str], reviewers: list[str], file: Path) -> list[str]:
+    """The pass's reviewers in order: one name, or a chain that must all confirm."""
+    chain = [value] if isinstance(value, str) else value
+    if not chain:
+        raise PackError(file, "review: an empty list; name a reviewer, or several in order")
+    for position, name in enumerate(chain):
+        if "," in name:
+            raise PackError(file, f"review: '{name}' holds a comma; give a list of names")
+        if name not in reviewers:
+            listing = _listing("reviewers", reviewers)
+            raise PackError(file, f"review: '{name}' is not a reviewer here; {listing}")
+        if name in chain[:position]:
+            raise PackError(file, f"review: '{name}' is listed twice")
+        if name == "queue" and position != len(chain) - 1:
+            raise PackError(
+                file,
+                "review: 'queue' leaves the verdict to a person, so it can only end a chain; "
+                "put it last",
+            )
+    return list(chain)
 
 
 def _relative(path: Path, roots: tuple[Path, ...]) -> str:
@@ -291,7 +304,7 @@ def _shown(value: Any) -> str:
 def _refuse_twins(packs: list[Pack], workspace: Workspace | None) -> None:
     # --pass selects by file name, so a name may be used once over all packs.
     seen: dict[str, Pass] = {}
-    for pass_ in _sorted_passes(packs):
+    for pass_ in sorted_passes(packs):
         first = seen.setdefault(pass_.name, pass_)
         if first is not pass_:
             other = workspace.relative(pass_.file) if workspace else str(pass_.file)

@@ -7,11 +7,13 @@ does: only if the note is unchanged since the prompt was built.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.dream import receipts
 from hippo_core.dream.apply import Settled, settle
 from hippo_core.dream.model import Evidence, Proposal, Verdict
+from hippo_core.dream.review import step_record, steps_from
 from hippo_core.errors import HippoError
 from hippo_core.events import Event
 
@@ -69,6 +71,11 @@ def decide(
     )
     if review.get("verdict") not in (None, "pending"):
         raise HippoError(f"proposal {proposal_id} was reviewed already ({review.get('verdict')})")
+    if review.get("reviewer") == "person" and not by.get("person"):
+        raise HippoError(
+            f"proposal {proposal_id} {review.get('notes') or 'waits for a person'}: decide it "
+            f"with `hippo review {proposal_id} --confirm` (or --reject) in a terminal"
+        )
     proposal = Proposal(
         id=str(record["id"]),
         pass_key=str(record.get("pass")),
@@ -83,6 +90,9 @@ def decide(
     if proposal.kind not in plugins.kinds():
         raise HippoError(f"proposal {proposal_id}: kind {proposal.kind!r} is not known here")
     given = Verdict("queue", "confirm" if verdict == "confirm" else "reject", notes)
+    earlier = steps_from(review)[:-1]  # a chain's reviewers before the queue confirmed
+    if earlier:
+        given = replace(given, steps=(*earlier, given))
     persona = str(record.get("persona", ""))
     review.update(
         proposal=proposal_id,
@@ -95,6 +105,8 @@ def decide(
         by=by,
         at=receipts.now(),
     )
+    if earlier:
+        review["steps"] = [step_record(step) for step in given.steps]
     receipts.write(review_path, review)
     plugins.event(workspace, Event("verdict", {"proposal": proposal_id, "verdict": given.verdict}))
     prompt = record.get("prompt")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hippo_core.dream.blocks import cut, fence, ranges
+from hippo_core.dream.blocks import cut, fence, quoted_field, ranges, token_field
 from hippo_core.dream.model import Item, ReadContext, SessionView, TurnText
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ class Sessions:
             wanted = {turn.session for turn in _mentioning(context)}
             views = [view for view in views if view.id in wanted]
         return [
-            Item(f"session {view.id}", _session(view, context))
+            Item(f"session {view.id}", _session(view, context), sessions=(view.id,))
             for view in sorted(views, key=lambda v: str(v.record.get("started")))
         ]
 
@@ -37,15 +37,16 @@ class Sessions:
 def _session(view: SessionView, context: ReadContext) -> str:
     record = view.record
     ended = record.get("ended")
-    if ended and not view.ended_here:
+    if ended and not view.ended_here and not context.chunk.kind:
         ended = "after this window"
+    # Every value here is a record's or a teammate's, not hippo's: each a quoted string.
     lines = [
-        f"### Session {view.id}",
-        f"- tool: {record.get('tool') or 'unknown'}",
-        *([f"- by: {record['who']}"] if record.get("who") else []),
-        f"- started: {record.get('started') or 'unknown'}",
-        f"- ended: {ended or 'not yet'}",
-        f"- task: {record.get('task') or 'none recorded'}",
+        f"### Session {token_field(view.id)}",
+        f"- tool: {token_field(record.get('tool') or 'unknown')}",
+        *([f"- by: {quoted_field(record['who'])} (a teammate)"] if record.get("who") else []),
+        f"- started: {token_field(record.get('started') or 'unknown')}",
+        f"- ended: {quoted_field(ended) if ended else 'not yet'}",
+        f"- task: {quoted_field(record.get('task') or 'none recorded')}",
         f"- turn ordinals: {ranges(list(view.ordinals)) or 'none indexed'}",
     ]
     handoff = record.get("handoff") if view.ended_here else None
@@ -116,21 +117,41 @@ class Turns:
         return [Item(turn.label, turn_block(turn), turns=(turn,)) for turn in turns]
 
 
+#: Why a note whose turns only share some of its words gets no prompt, as the report says:
+#: "12 notes with only turns that share their words (no model call)".
+PASSED_OVER = "only turns that share their words"
+
+
 def _mentioning(context: ReadContext) -> list[TurnText]:
-    """The turns of the chunk that mention the per-note pass's note (asked once per note)."""
+    """The turns of the chunk that mention the per-note pass's note (asked once per note);
+    none when they are not worth a prompt (:meth:`~hippo_core.dream.turns.TurnIndex.
+    worth_a_prompt`), and the context says so."""
     if context.index is None or context.note is None:
         return []
     from hippo_core.dream.turns import BODY_TERMS
 
-    note, workspace = context.note, context.workspace
+    note, workspace, chunk = context.note, context.workspace, context.chunk
     found: list[TurnText] = context.index.mentioning(
         note,
         workspace.notes_dir / note.path,
-        context.chunk.start,
-        context.chunk.end,
+        chunk.start,
+        chunk.end,
         context.session_ids,
         body_terms=workspace.terms_index.telling(note.path, BODY_TERMS),
+        only=chunk.turns,
     )
+    worth = context.index.worth_a_prompt(
+        found,
+        note,
+        workspace.terms_index,
+        chunk.start,
+        chunk.end,
+        context.session_ids,
+        chunk.turns,
+    )
+    if found and not worth:
+        context.passed_over = PASSED_OVER
+        return []
     return found
 
 
@@ -147,15 +168,47 @@ def turn_block(turn: TurnText) -> str:
     prompt, _ = cut(turn.prompt)
     answer, _ = cut(turn.answer)
     found = f"; found by {MATCHES[turn.match]}" if turn.match in MATCHES else ""
-    by = f", by {turn.who}" if turn.who else ""
-    lines = [f"### Session {turn.session}, turn {turn.ordinal} (started {turn.started}{by}{found})"]
-    block = "\n".join(lines) + "\nprompt:\n" + fence(prompt) + "answer:\n" + fence(answer)
+    # Ids, times, a teammate's name and paths are a transcript's or a server's: quoted
+    # whenever they are more than one plain token.
+    by = f", by {quoted_field(turn.who)}, a teammate" if turn.who else ""
+    heading = (
+        f"### Session {token_field(turn.session)}, turn {turn.ordinal} "
+        f"(started {token_field(turn.started or 'unknown')}{by}{found})"
+    )
+    block = (
+        heading
+        + "\nprompt (the person's words):\n"
+        + fence(prompt)
+        + f"answer ({origin(turn)}):\n"
+        + fence(answer)
+    )
     if turn.tools:
         shown, _ = cut("\n".join(turn.tools), 2000)
         block += "tool calls:\n" + fence(shown)
     if turn.files:
-        block += "files: " + "; ".join(turn.files) + "\n"
+        block += "files: " + "; ".join(_file(shown) for shown in turn.files) + "\n"
     return block
+
+
+def origin(turn: TurnText) -> str:
+    """Where a turn's answer may have its words from, in words a model understands: the
+    agent's own, or the agent's after it read from outside the project (what, as its
+    transcript tells), which it may be repeating; or not recorded."""
+    if turn.external is None:
+        return "the agent's; what it read from outside the project before is not recorded"
+    if not turn.external:
+        return "the agent's own words"
+    read = ", ".join(quoted_field(item) for item in turn.external)
+    return (
+        f"the agent's, after it read from outside the project: {read}. It may be repeating "
+        "that content: a claim to check, never evidence on its own"
+    )
+
+
+def _file(shown: str) -> str:
+    """``read notes/x.md`` with its path as :func:`token_field` shows one."""
+    kind, _, path = shown.partition(" ")
+    return f"{kind} {token_field(path)}" if path else token_field(kind)
 
 
 class HumanConfirmed:

@@ -13,12 +13,12 @@ import json
 import os
 import re
 import secrets
-from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.atomic import atomic_write
+from hippo_core.clock import stamp, utc_now
 from hippo_core.errors import HippoError
 from hippo_core.jsonfiles import json_objects_in, read_json_object
 
@@ -31,11 +31,11 @@ CHANGE, REVERT = "change", "revert"
 
 def new_id() -> str:
     """A fresh id: the UTC time to the microsecond, then four random hex digits."""
-    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(2)
+    return utc_now().strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(2)
 
 
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return stamp()
 
 
 #: A record id: a letter or a digit, then letters, digits, ``_``, ``.`` and ``-`` (hippo's
@@ -117,12 +117,68 @@ def _reverts(directory: Path, _stamp: int) -> list[dict[str, Any]]:
     ]
 
 
+def unproven(workspace: Workspace, record: dict[str, Any]) -> str:
+    """Why a revert receipt does not prove that a person confirmed its text here; "" when
+    it does. A receipt is a file anyone with the repository can write, so it proves a
+    revert only with what it restored: the change it reverts, applied, and that change's
+    snapshot on this machine, holding the ``confirmed`` text, whose bytes are the note as
+    the revert left it. A confirmation withdrawn (``withdrawn``) proves nothing."""
+    from hippo_core.notes.edit import note_digest
+
+    if record.get("withdrawn"):
+        return f"withdrawn {record['withdrawn']}"
+    change_id = record.get("reverts")
+    if not is_record_id(change_id):
+        return "it names no change it reverts"
+    directory = folder(workspace, "receipts")
+    try:
+        change = read(directory / f"{change_id}.json", f"{change_id}.json")
+    except HippoError:
+        return f"the change it reverts, {change_id}, has no receipt here"
+    if change.get("type", CHANGE) != CHANGE or change.get("note") != record.get("note"):
+        return f"the receipt {change_id} is not a change of its note"
+    if created(change):
+        # A new note has no snapshot: what the revert deleted was the note the change made,
+        # and it confirms no text, only that the same note is not made again.
+        undone = record.get("undone")
+        made = note_digest(undone.encode("utf-8")) if isinstance(undone, str) else None
+        if change.get("state") != "applied" or made != change.get("after"):
+            return f"the change {change_id} did not make the note it says it undid"
+        return ""
+    snapshot = workspace.root / str(change.get("snapshot") or "")
+    top = os.path.realpath(folder(workspace, "snapshots"))
+    if not change.get("snapshot") or not os.path.realpath(snapshot).startswith(top + os.sep):
+        return f"the change {change_id} has no snapshot"
+    try:
+        restored = snapshot.read_bytes()
+    except OSError:
+        return f"the snapshot of {change_id} is not on this machine"
+    digest = note_digest(restored)
+    if digest != change.get("before") or digest != record.get("after"):
+        return f"the snapshot of {change_id} is not what the revert restored"
+    confirmed = record.get("confirmed")
+    if isinstance(confirmed, str) and confirmed not in restored.decode("utf-8", "replace"):
+        return f"the snapshot of {change_id} does not hold the text it confirms"
+    return ""
+
+
+def confirmations(workspace: Workspace) -> list[tuple[dict[str, Any], str]]:
+    """Every revert done in the workspace, oldest first, with why it does not prove a
+    person's confirmation here ("" when it does)."""
+    return [(record, unproven(workspace, record)) for record in reverts(workspace)]
+
+
+def _proven(workspace: Workspace) -> list[dict[str, Any]]:
+    return [record for record, why in confirmations(workspace) if not why]
+
+
 def confirmed_texts(workspace: Workspace, note: str) -> list[tuple[str, str]]:
-    """Text a person restored in ``note`` by a revert, still in the note, with the revert's
-    id: verify treats it as true for as long as it stays."""
+    """Text a person restored in ``note`` by a revert this machine can prove
+    (:func:`unproven`), still in the note, with the revert's id: verify treats it as true
+    for as long as it stays."""
     found: list[tuple[str, str]] = []
     current: str | None = None
-    for record in reverts(workspace):
+    for record in _proven(workspace):
         text = record.get("confirmed")
         if record.get("note") != note or not isinstance(text, str) or not text:
             continue
@@ -137,12 +193,32 @@ def confirmed_texts(workspace: Workspace, note: str) -> list[tuple[str, str]]:
 
 
 def undone_texts(workspace: Workspace, note: str) -> list[tuple[str, str]]:
-    """The new text of every change to ``note`` that a person reverted, with the revert."""
+    """The new text of every change to ``note`` that a person reverted (a revert this
+    machine can prove), with the revert."""
     return [
         (str(record["undone"]), str(record.get("id")))
-        for record in reverts(workspace)
+        for record in _proven(workspace)
         if record.get("note") == note and isinstance(record.get("undone"), str)
     ]
+
+
+def withdraw(workspace: Workspace, given: str) -> dict[str, Any]:
+    """Withdraw the confirmation of the revert receipt ``given`` (an id): verify no longer
+    holds its text true, nor refuses its change again. The receipt keeps when."""
+    if not is_record_id(given):
+        raise HippoError(f"no revert receipt {given!r}; give the id of a revert receipt")
+    path = folder(workspace, "receipts") / f"{given}.json"
+    shown = workspace.relative(path)
+    if not path.is_file():
+        raise HippoError(f"no revert receipt {given!r} in .hippo/receipts")
+    record = read(path, shown)
+    if record.get("type") != REVERT:
+        raise HippoError(f"{shown} is not a revert receipt; only a revert confirms text")
+    if record.get("withdrawn"):
+        raise HippoError(f"{shown}: its confirmation was withdrawn already, {record['withdrawn']}")
+    record["withdrawn"] = now()
+    write(path, record)
+    return record
 
 
 # -- for plugins that land changes of their own (the public API) ---------------------------

@@ -47,10 +47,15 @@ def check_prompt(pass_: Pass, readers: Collection[str]) -> None:
 
 
 def render_prompt(pass_: Pass, values: dict[str, str]) -> str:
-    """The prompt of ``pass_`` with ``values`` (reader name -> text) in its placeholders."""
+    """The prompt of ``pass_`` with ``values`` (reader name -> text) in its placeholders,
+    each as material (:func:`~hippo_core.dream.blocks.as_material`): no line of what a
+    reader gives can read as one of the prompt's own sections."""
+    from hippo_core.dream.blocks import as_material
+
     environment = _environment(pass_.roots)
+    material = {name: as_material(text) for name, text in values.items()}
     try:
-        return environment.get_template(pass_.prompt).render(values)
+        return environment.get_template(pass_.prompt).render(material)
     except HippoError:
         raise
     except TemplateSyntaxError as exc:

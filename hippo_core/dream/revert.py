@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.atomic import atomic_write
-from hippo_core.dream import receipts
+from hippo_core.dream import appliers, receipts
 from hippo_core.dream.apply import APPLIED, REVERTED, REVERTING, reconcile
+from hippo_core.dream.model import Change, Evidence, Proposal
 from hippo_core.dream.paths import outside_notes
 from hippo_core.errors import HippoError
 from hippo_core.events import Event
@@ -39,6 +39,8 @@ class Reverted:
     receipt: Path
     note: str
     forced: bool
+    detail: str = ""
+    """The applier that failed to undo its part, when one did (the note is put back)."""
 
 
 def find_receipt(workspace: Workspace, given: str) -> Path:
@@ -125,15 +127,54 @@ def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -
         "applied": "",
         "invocation": {"hippo": __version__, "command": "hippo revert"},
     }
+    chain = appliers.chain(plugins)
+    steps = appliers.steps(chain)
+    revert_record["appliers"] = steps
     receipts.create_once(out, revert_record)
-    if previous is None:
-        note_path.unlink(missing_ok=True)
-    else:
-        atomic_write(note_path, previous)
+    change = Change(
+        workspace,
+        note,
+        note_path,
+        now,
+        None if previous is None else note_digest(previous),
+        previous or b"",
+        current or b"",
+        out,
+        _as_proposal(proposal),
+        reverts=receipt_id,
+    )
+    chain[0].revert(change)  # the note put back (or deleted, for a change that created it)
+    steps[0]["state"] = appliers.DONE
     revert_record.update(state=REVERTED, applied=receipts.now())
     receipts.write(out, revert_record)
+    failed = appliers.run_after_note(
+        chain, change, revert_record, lambda: receipts.write(out, revert_record), reverting=True
+    )
+    if failed:
+        revert_record["detail"] = failed
+        receipts.write(out, revert_record)
     plugins.event(workspace, Event("reverted", {"receipt": str(out), "note": note}))
-    return Reverted(out, note, force)
+    return Reverted(out, note, force, failed)
+
+
+def _as_proposal(record: dict[str, object]) -> Proposal | None:
+    """The proposal a change's record holds, when it is whole enough to be one."""
+    evidence = record.get("evidence") or []
+    if not isinstance(evidence, list):
+        return None
+    try:
+        return Proposal(
+            id=str(record["id"]),
+            pass_key=str(record.get("pass", "")),
+            note=str(record["note"]),
+            kind=str(record["kind"]),
+            old=str(record.get("old", "")),
+            new=str(record.get("new", "")),
+            reason=str(record.get("reason", "")),
+            evidence=tuple(Evidence(str(e["session"]), int(e["ordinal"])) for e in evidence),
+        )
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _inside(workspace: Workspace, name: str, path: Path) -> bool:

@@ -11,7 +11,7 @@ import json
 import re
 from typing import Any
 
-from hippo_core.dream.blocks import fence
+from hippo_core.dream.blocks import as_material, fence, token_field
 from hippo_core.dream.model import ReviewRequest, Verdict
 from hippo_core.jsontext import loads
 
@@ -41,7 +41,17 @@ def review_prompt(request: ReviewRequest) -> str:
     for key, value in proposal.extra.items():
         parts.append(f"{key}:\n" + fence(value if isinstance(value, str) else json.dumps(value)))
     turns = "\n".join(turn_block(turn) for turn in request.evidence) or "(none found)\n"
-    parts.append("## The evidence turns\n\n" + turns)
+    parts.append("## The evidence turns\n\n" + as_material(turns))
+    if request.handoffs:
+        handed = "\n".join(
+            f"### Session {token_field(session)}\n" + fence(text, "markdown")
+            for session, text in request.handoffs
+        )
+        parts.append(
+            "## The handoffs of the evidence sessions (each session's own words about what it "
+            "did: a claim to check against the turns, not evidence on its own)\n\n"
+            + as_material(handed)
+        )
     parts.append(
         '## Your reply\n\nReply with exactly one JSON object: {"verdict": "confirm" or '
         '"reject", "notes": "..."}.\n'
@@ -80,12 +90,16 @@ def _preview(text: str) -> str:
     return repr(line if len(line) <= 80 else line[:77] + "...")
 
 
-def verdict_record(proposal_id: str, verdict: Verdict, persona: str, at: str) -> dict[str, Any]:
-    """``.hippo/reviews/<proposal id>.json``."""
-    return {
+def verdict_record(
+    proposal_id: str, verdict: Verdict, persona: str, at: str, **more: Any
+) -> dict[str, Any]:
+    """``.hippo/reviews/<proposal id>.json``: the verdict that decided, every step of a
+    chain of reviewers (``steps``), and ``more`` (where the persona came from)."""
+    record = {
         "proposal": proposal_id,
         "reviewer": verdict.reviewer,
         "persona": persona,
+        **more,
         "verdict": verdict.verdict,
         "notes": verdict.notes,
         "problem": verdict.problem,
@@ -93,3 +107,36 @@ def verdict_record(proposal_id: str, verdict: Verdict, persona: str, at: str) ->
         "call": verdict.call.as_dict() if verdict.call else None,
         "at": at,
     }
+    if verdict.steps:
+        record["steps"] = [step_record(step) for step in verdict.steps]
+    return record
+
+
+def step_record(verdict: Verdict) -> dict[str, Any]:
+    """One reviewer's verdict in a chain, as the review record and the receipt keep it."""
+    found: dict[str, Any] = {
+        "reviewer": verdict.reviewer,
+        "verdict": verdict.verdict,
+        "notes": verdict.notes,
+    }
+    if verdict.problem:
+        found["problem"] = verdict.problem
+    if verdict.call is not None:
+        found["call"] = verdict.call.as_dict()
+    return found
+
+
+def steps_from(record: dict[str, Any]) -> tuple[Verdict, ...]:
+    """The steps a review record keeps, as verdicts (what ``hippo review`` adds to)."""
+    found = []
+    for step in record.get("steps") or ():
+        if isinstance(step, dict) and step.get("verdict") in ("confirm", "reject", "pending"):
+            found.append(
+                Verdict(
+                    str(step.get("reviewer", "")),
+                    step["verdict"],
+                    str(step.get("notes", "")),
+                    problem=str(step.get("problem", "")),
+                )
+            )
+    return tuple(found)

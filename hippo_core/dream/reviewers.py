@@ -1,9 +1,18 @@
 """The built-in reviewers: ``model`` (a second model run, the pass's persona as its system
-prompt) and ``queue`` (the verdict waits for ``hippo review``)."""
+prompt) and ``queue`` (the verdict waits for ``hippo review``); and :func:`review_chain`,
+which asks a pass's reviewers in order."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 from hippo_core.dream.model import ReviewRequest, Verdict
+from hippo_core.errors import HippoError
+
+if TYPE_CHECKING:
+    from hippo_core.plugins import Plugins
 
 #: How much of a reviewer's reply its review record keeps.
 MAX_KEPT = 64 * 1024
@@ -38,3 +47,31 @@ class QueueReviewer:
 
     def review(self, request: ReviewRequest) -> Verdict:
         return Verdict(self.name, "pending")
+
+
+def review_chain(plugins: Plugins, names: Sequence[str], request: ReviewRequest) -> Verdict:
+    """Ask each reviewer of ``names`` in order; each must confirm, and the first that does
+    not (rejects, or leaves it ``pending``) ends the chain and decides. For a chain the
+    verdict is the deciding one's, with every step in ``steps``.
+
+    A reviewer that raises rejects the change, naming what it raised (it fails closed); a
+    :class:`~hippo_core.errors.HippoError` (a model that cannot answer) fails the run, as
+    for a single reviewer.
+    """
+    reviewers = plugins.reviewers()
+    steps: list[Verdict] = []
+    for name in names:
+        try:
+            verdict = reviewers[name].review(request)
+        except HippoError:
+            raise
+        except Exception as exc:
+            said = " ".join(str(exc).split())
+            problem = f"the reviewer {name} raised {type(exc).__name__}" + (
+                f": {said}" if said else ""
+            )
+            verdict = Verdict(name, "reject", problem=problem)
+        steps.append(verdict)
+        if verdict.verdict != "confirm":
+            break
+    return steps[-1] if len(names) == 1 else replace(steps[-1], steps=tuple(steps))

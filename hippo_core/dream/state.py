@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
 STATE_FILE = "dream-state.json"
+#: In ``.hippo/cache/``: who last dreamed the workspace's project on its team index, and
+#: when, as the last ingest or dream that reached the server saw it.
+TEAM_DREAMED = "team-dreamed.json"
 CHUNK = timedelta(hours=24)
 STALE = timedelta(hours=36)
 #: The line a dry run's report carries in its Window section (DESIGN decision 8).
@@ -56,13 +59,23 @@ def write_state(workspace: Workspace, state: dict[str, Any]) -> None:
     atomic_write(state_path(workspace), json.dumps(state, indent=2) + "\n")
 
 
+#: A last piece shorter than this joins the chunk before it: a dream run at the same time
+#: each night starts a little later on some nights, and its window is then a day and a
+#: few seconds long, which made a chunk of those seconds of its own.
+TAIL = timedelta(minutes=15)
+
+
 def chunks(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
-    """``[start, end)`` in pieces of at most 24 hours; a last piece under a second is left
-    to the next run (``--since 24h`` would otherwise end with an empty chunk)."""
+    """``[start, end)`` in pieces of 24 hours, the last of them up to :data:`TAIL` longer
+    (a shorter remainder joins it); a last piece under a second is left to the next run
+    (``--since 24h`` would otherwise end with an empty chunk)."""
     pieces = []
     while end - start >= timedelta(seconds=1):
-        pieces.append((start, min(start + CHUNK, end)))
-        start += CHUNK
+        stop = start + CHUNK
+        if end - stop < TAIL:
+            stop = end
+        pieces.append((start, stop))
+        start = stop
     return pieces
 
 
@@ -112,6 +125,19 @@ def next_report(workspace: Workspace, day: str) -> Path:
     return folder / f"{day}-{n}-dream.md"
 
 
+def team_dream(workspace: Workspace) -> tuple[str, datetime] | None:
+    """Who last dreamed the workspace's project on its team index, and when, as the last
+    ingest or dream that reached the server saw it; None without one."""
+    try:
+        found = json.loads((workspace.cache_dir / TEAM_DREAMED).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or not isinstance(found.get("member"), str):
+        return None
+    at = parse_time(found.get("at"))
+    return (found["member"], at) if at is not None else None
+
+
 def warnings(workspace: Workspace, now: datetime | None = None) -> list[str]:
     """The warning lines of the context block: none before any report exists."""
     found = reports(workspace)
@@ -123,7 +149,13 @@ def warnings(workspace: Workspace, now: datetime | None = None) -> list[str]:
         return ["warning: no dreaming run recorded"]
     lines = []
     success = parse_time(read_state(workspace).get("last_success"))
-    now = now or datetime.now(UTC)
+    from hippo_core.clock import utc_now
+
+    now = now or utc_now()
+    if success is not None and now - success > STALE:
+        # This machine's dreaming is stale; a teammate's dream of the project may not be.
+        team = team_dream(workspace)
+        success = max(success, team[1]) if team else success
     if success is not None and now - success > STALE:
         lines.append(f"warning: last dreaming success {show_time(success)} (older than 36 hours)")
     if real == "failed":

@@ -23,6 +23,7 @@ from hippo_core.dream.model import (
     TurnText,
     Verdict,
 )
+from hippo_core.dream.packs import read_system
 from hippo_core.dream.report import Report
 from hippo_core.events import Event
 
@@ -48,15 +49,24 @@ class UnitRunner:
         index: TurnIndex | None,
         backend: ModelBackend | None,
         report: Report,
+        settling: Any = None,
     ) -> None:
         self.workspace, self.plugins, self.pass_ = workspace, plugins, pass_
         self.chunk, self.sessions, self.index = chunk, sessions, index
         self.backend, self.report = backend, report
+        #: What the run's units share when they settle (``run._Settling``): the notes it
+        #: wrote and the changes it carries; None settles each proposal on its own.
+        self.settling = settling
         all_readers = plugins.readers()
         self.readers = {name: all_readers[name] for name in pass_.reads}
         self.idle: Counter[str] = Counter()
         self.turns: dict[tuple[str, int], TurnText | None] = {}
         self.ids = frozenset(view.id for view in sessions)
+        #: The turns the prompt of the unit running now showed (:meth:`_shown`).
+        self.shown: frozenset[tuple[str, int]] = frozenset()
+        #: The pass's instructions, sent as the system prompt (None: all in the prompt).
+        self.system = read_system(pass_)
+        self.system_bytes = len(self.system.encode("utf-8")) if self.system else 0
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -83,7 +93,7 @@ class UnitRunner:
         for name, reader in self.readers.items():
             found = reader.read(context)
             if reader.essential and not found:
-                self.idle[f"no {name}"] += 1
+                self.idle[context.passed_over or f"no {name}"] += 1
                 return None
             items[name] = found
         return items
@@ -96,6 +106,7 @@ class UnitRunner:
         # Every placeholder starts as "(none)": the text of a reader that keeps nothing.
         empty = {name: NONE_TEXT for name in self.readers}
         base = len(render_prompt(self.pass_, empty).encode("utf-8")) - len(NONE_TEXT) * len(empty)
+        base += self.system_bytes  # the budget holds the whole input the model reads
         room = self.pass_.input_budget_bytes - base
         order = sorted(items, key=lambda n: not any(i.note for i in items[n]))
         texts: dict[str, str] = {}
@@ -116,7 +127,7 @@ class UnitRunner:
             texts[name] = "\n".join(i.text for i in kept) if kept else NONE_TEXT
             kept_all += kept
         prompt = render_prompt(self.pass_, texts)
-        size = len(prompt.encode("utf-8"))
+        size = len(prompt.encode("utf-8")) + self.system_bytes
         if size > self.pass_.input_budget_bytes:
             self.report.add(
                 "Omissions",
@@ -149,6 +160,7 @@ class UnitRunner:
             return
         prompt, kept = fitted
         prompt_notes = {i.note: i.digest or "" for i in kept if i.note}
+        self.shown = self._shown(kept)
         for item in kept:
             for turn in item.turns:
                 self.turns[(turn.session, turn.ordinal)] = turn
@@ -162,7 +174,7 @@ class UnitRunner:
             )
             return
         with self.phase("model"):
-            reply = self.backend.complete(prompt)
+            reply = self.backend.complete(prompt, system=self.system)
         self.report.counts["calls"] += 1
         self.report.add(
             "Inputs",
@@ -212,6 +224,8 @@ class UnitRunner:
                 self._turn,
                 kinds,
                 lambda path: receipts.confirmed_texts(self.workspace, path),
+                prompt_evidence=self.shown,
+                session_text=self._session_text,
             )
             passed = []
             for proposal in valid:
@@ -227,6 +241,39 @@ class UnitRunner:
         for proposal in passed:
             proposal = self._whose(proposal)
             self._review(proposal, prompt_notes.get(proposal.note, ""), call, size)
+
+    def _shown(self, kept: list[Item]) -> frozenset[tuple[str, int]]:
+        """The turns a prompt of ``kept`` showed: its turns, and the chunk's turns of the
+        sessions it showed. Evidence must be among them."""
+        shown = {(t.session, t.ordinal) for item in kept for t in item.turns}
+        sessions = {sid for item in kept for sid in item.sessions}
+        for view in self.sessions:
+            if view.id in sessions:
+                shown.update((view.id, ordinal) for ordinal in view.ordinals)
+        return frozenset(shown)
+
+    def _handoffs(self, proposal: Proposal) -> tuple[tuple[str, str], ...]:
+        """The handoffs the prompt showed of the proposal's evidence sessions."""
+        wanted = dict.fromkeys(e.session for e in proposal.evidence)
+        return tuple(
+            (view.id, view.record["handoff"])
+            for view in self.sessions
+            if view.id in wanted and view.ended_here and isinstance(view.record.get("handoff"), str)
+        )
+
+    def _session_text(self, session: str) -> str:
+        """What the chunk shows of ``session``: its times and task, and its handoff when
+        it ended in the chunk."""
+        for view in self.sessions:
+            if view.id == session:
+                record = view.record
+                times = [record.get("started"), record.get("ended")]
+                days = [time[:10] for time in times if isinstance(time, str)]
+                shown = [*times, *days, record.get("task")]
+                if view.ended_here:
+                    shown.append(record.get("handoff"))
+                return "\n".join(str(value) for value in shown if isinstance(value, str))
+        return ""
 
     def _turn(self, session: str, ordinal: int) -> TurnText | None:
         key = (session, ordinal)
@@ -255,6 +302,8 @@ class UnitRunner:
         from hippo_core.dream.apply import settle
         from hippo_core.dream.packs import read_persona
         from hippo_core.dream.review import verdict_record
+        from hippo_core.dream.reviewers import review_chain
+        from hippo_core.dream.risky import held_because
 
         workspace = self.workspace
         with self.phase("writing"):
@@ -266,7 +315,7 @@ class UnitRunner:
                     "chunk": self.chunk.label(),
                     "prompt": {"bytes": size, "note_digest": digest},
                     "proposer": call,
-                    "review": self.pass_.review,
+                    "review": _chain_shown(self.pass_.reviews),
                     "persona": self.pass_.reviewer,
                 },
             )
@@ -274,7 +323,7 @@ class UnitRunner:
             "Proposals",
             f"`{proposal.id}` {proposal.pass_key} {proposal.kind} `{proposal.note}` (evidence: "
             + ", ".join(
-                f"{e.session} turn {e.ordinal}" + (f" by {e.who}" if e.who else "")
+                f"{e.session} turn {e.ordinal}" + (f" by {e.who}, a teammate" if e.who else "")
                 for e in proposal.evidence
             )
             + ")",
@@ -284,34 +333,41 @@ class UnitRunner:
         note_path = workspace.notes_dir / proposal.note
         note_text = note_path.read_text(encoding="utf-8") if note_path.exists() else ""
         evidence = tuple(t for e in proposal.evidence if (t := self._turn(e.session, e.ordinal)))
-        reviewer = self.plugins.reviewers()[self.pass_.review]
+        persona = read_persona(self.pass_)
         request = ReviewRequest(
             workspace,
             self.pass_,
-            read_persona(self.pass_),
+            persona,
             proposal.note,
             note_text,
             proposal,
             evidence,
             self.backend,
+            self._handoffs(proposal),
         )
         with self.phase("model"):
-            verdict: Verdict = reviewer.review(request)
-        if verdict.call is not None:  # a model answered (the queue reviewer makes no call)
-            self.report.reply(self.pass_.key, "reviewer", verdict.reply, verdict.problem)
+            verdict: Verdict = review_chain(self.plugins, self.pass_.reviews, request)
+        held = held_because(workspace, proposal, note_text, evidence)
+        if held and verdict.verdict == "confirm":
+            # Confirmed by the pass, and still a person's to land (risky_review = "person").
+            steps = verdict.steps or (verdict,)
+            verdict = Verdict("person", "pending", f"waits for a person: {held}", steps=steps)
+        for step in verdict.steps or (verdict,):
+            if step.call is not None:  # a model answered (the queue reviewer makes no call)
+                self.report.counts["calls"] += 1
+                self.report.reply(self.pass_.key, "reviewer", step.reply, step.problem)
         with self.phase("writing"):
             receipts.write(
                 receipts.folder(workspace, "reviews") / f"{proposal.id}.json",
-                verdict_record(proposal.id, verdict, self.pass_.reviewer, receipts.now()),
+                verdict_record(
+                    proposal.id,
+                    verdict,
+                    self.pass_.reviewer,
+                    receipts.now(),
+                    **_persona_source(self.pass_, persona),
+                ),
             )
-        shown = (
-            f" ({verdict.problem})"
-            if verdict.problem
-            else (f": {verdict.notes}" if verdict.notes else "")
-        )
-        self.report.add(
-            "Verdicts", f"`{proposal.id}` {verdict.verdict} by {verdict.reviewer}{shown}"
-        )
+        self.report.add("Verdicts", f"`{proposal.id}` {_verdict_line(verdict)}")
         self.plugins.event(
             workspace, Event("verdict", {"proposal": proposal.id, "verdict": verdict.verdict})
         )
@@ -333,7 +389,11 @@ class UnitRunner:
                 prompt_digest=digest,
                 persona=self.pass_.reviewer,
                 invocation=invocation,
+                lineage=self.settling.lineage if self.settling else None,
+                evidence=evidence,
             )
+        if settled.carried and self.settling is not None:
+            self.settling.carry(settled)
         line = f"`{proposal.id}` `{proposal.note}`: {settled.state}"
         if settled.detail and settled.state != "rejected":
             line += f" ({settled.detail})"
@@ -349,3 +409,38 @@ class UnitRunner:
                 f"{self.chunk.label()}, {self.pass_.key}: {count:,} {units} with {why} "
                 "(no model call)",
             )
+
+
+def _chain_shown(names: tuple[str, ...]) -> str | list[str]:
+    """A pass's reviewers as its proposal records them: a name, or the chain's list."""
+    return names[0] if len(names) == 1 else list(names)
+
+
+def _verdict_line(verdict: Verdict) -> str:
+    """``confirm by model: notes``; a chain's steps in order (``confirm by secret-scan,
+    then confirm by model: notes``)."""
+
+    def one(step: Verdict) -> str:
+        shown = f" ({step.problem})" if step.problem else (f": {step.notes}" if step.notes else "")
+        return f"{step.verdict} by {step.reviewer}{shown}"
+
+    return ", then ".join(one(step) for step in verdict.steps or (verdict,))
+
+
+def _persona_source(pass_: Pass, text: str) -> dict[str, str]:
+    """Which file judged: the persona's digest, and the theme it came from (empty: the
+    pack's own), for the review record."""
+    import hashlib
+
+    from hippo_core.packs.files import locate
+    from hippo_core.packs.manifest import read_manifest
+
+    root = locate(pass_.roots, pass_.reviewer)
+    theme = ""
+    if root != pass_.root:
+        manifest = read_manifest(root)
+        theme = manifest.name if manifest else root.name
+    return {
+        "persona_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "persona_theme": theme,
+    }

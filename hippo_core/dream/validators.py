@@ -1,11 +1,13 @@
 """The built-in checks every proposal passes before a reviewer sees it.
 
-In order: the note (a visible ``.md`` file below ``notes_dir`` that went into the prompt;
-for a kind that creates a note, a path below ``notes_dir`` where nothing exists yet), the
-evidence (each turn exists in the index), the kind's own checks (and, for a new note, the
-linters), and text humans confirmed by reverting (never changed again, the same change
-never made again). The chain stops at the first check that fails: later checks need what
-earlier ones establish.
+In order: no secret in the new text (first, since a later check's problem may quote the
+text, and problems are printed and kept), the note (a visible ``.md`` file below
+``notes_dir`` that went into the prompt; for a kind that creates a note, a path below
+``notes_dir`` where nothing exists yet), the evidence (each turn exists in the index), the
+kind's own checks (and, for a new note, the linters), the new text drawn from the evidence,
+and text humans confirmed by reverting (never changed again, the same change never made
+again). The chain stops at the first check that fails: later checks need what earlier
+ones establish.
 """
 
 from __future__ import annotations
@@ -80,16 +82,56 @@ def _new_note(note: str, context: CheckContext) -> list[str]:
 
 
 class EvidenceExists:
+    """Each evidence turn is in the index and was in the prompt (shown, or a turn of a
+    session it showed): a turn of another project, or of another day, that the proposer
+    was never given is no evidence."""
+
     name = "evidence"
 
     def check(self, proposal: Proposal, context: CheckContext) -> list[str]:
         if not proposal.evidence:
             return ["evidence is empty: name at least one turn"]
-        return [
+        missing = [
             f"evidence session {e.session} turn {e.ordinal} is not in the index"
             for e in proposal.evidence
             if context.turn(e.session, e.ordinal) is None
         ]
+        if missing or context.prompt_evidence is None:
+            return missing
+        return [
+            f"evidence session {e.session} turn {e.ordinal} was not in the prompt: evidence "
+            "is a turn the prompt showed, of a session it showed"
+            for e in proposal.evidence
+            if (e.session, e.ordinal) not in context.prompt_evidence
+        ]
+
+
+class DrawnFromEvidence:
+    """The text a change brings comes from its evidence as a whole (:func:`~hippo_core.
+    dream.quotes.undrawn`): its values, each, and most of its words. The evidence is the
+    evidence turns (their text and times) and what the prompt showed of their sessions
+    (times, task, handoff). A new note's frontmatter is hippo's shape, not the evidence's."""
+
+    name = "drawn"
+
+    def check(self, proposal: Proposal, context: CheckContext) -> list[str]:
+        from hippo_core.dream.quotes import undrawn
+        from hippo_core.notes.text import split_frontmatter
+
+        if not proposal.new.strip():
+            return []
+        new = proposal.new
+        if creates(context.kinds.get(proposal.kind)):
+            new = new[split_frontmatter(new).body_start :]
+        texts = [f"{e.session} turn {e.ordinal}" for e in proposal.evidence]  # a citation
+        for e in proposal.evidence:
+            turn = context.turn(e.session, e.ordinal)
+            if turn is not None:
+                # A time is also its day: a dated bullet is dated with the session's day.
+                texts += [turn.text(), str(turn.started or ""), str(turn.started or "")[:10]]
+            if context.session_text is not None:
+                texts.append(context.session_text(e.session))
+        return undrawn(new, proposal.old, "\n".join(dict.fromkeys(texts)))
 
 
 class KindChecks:
@@ -141,3 +183,29 @@ class HumanConfirmed:
             if " ".join(undone.split()) == " ".join(proposal.new.split()):
                 problems.append(f"the same change was reverted by {receipt}")
         return problems
+
+
+class NoSecrets:
+    """Refuses a change whose new text holds what hippo redacts from transcripts: a token, a
+    key, a password in a URL, a ``<private>`` span. A note is committed for the team to
+    read, and a proposal is written to ``.hippo/proposals/`` before any reviewer sees it,
+    so a secret is stopped here, before both."""
+
+    name = "no-secrets"
+
+    def check(self, proposal: Proposal, context: CheckContext) -> list[str]:
+        import re
+
+        from hippo_core.transcripts.privacy import redact_text
+
+        texts = [("new", proposal.new)]
+        texts += [(key, value) for key, value in proposal.extra.items() if isinstance(value, str)]
+        for field, text in texts:
+            redacted = redact_text(text)
+            if redacted != text:
+                kinds = sorted(set(re.findall(r"\[redacted:([\w-]+)\]", redacted))) or ["private"]
+                return [
+                    f"{field} holds what looks like a secret ({', '.join(kinds)}); hippo writes "
+                    "none into a note or a proposal"
+                ]
+        return []

@@ -6,8 +6,10 @@ The tables are defined with SQLAlchemy (:mod:`hippo_core.index.schema`, compiled
 so the ingest, run after every agent session, creates and writes the tables through the
 standard library's driver and never imports it.
 
-An index written by another schema version is rebuilt by the next ingest (it is only a
-cache of the transcript files); a command that only reads it says what to run instead.
+An index of an older schema version that :data:`UPGRADES` covers is brought up to this one
+in place, by whichever command opens it first: the agents delete their old transcripts, so
+a rebuild would lose the turns of the files that are gone. An index of any other version is
+rebuilt by the next ingest; a command that only reads it says what to run instead.
 """
 
 from __future__ import annotations
@@ -24,8 +26,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-#: Bumped whenever a table changes; an index of another version is rebuilt by ``ingest``.
-SCHEMA_VERSION = 3
+#: Bumped whenever a table changes; an index of another version is upgraded in place when
+#: :data:`UPGRADES` can, else rebuilt by ``ingest``.
+SCHEMA_VERSION = 4
+#: What brings an index of each older version up to the next one, in order: run in one
+#: transaction by the first command of a newer hippo that opens it. Version 4 records what
+#: each turn read from outside the project; the turns indexed before keep NULL there,
+#: "not recorded", which no ingest can tell apart from "nothing" after the fact.
+UPGRADES: dict[int, tuple[str, ...]] = {
+    3: ("ALTER TABLE turns ADD COLUMN external TEXT",),
+}
 LOCK_WAIT_SECONDS = 120.0
 #: How long a statement waits for another program's write lock on the index.
 BUSY_SECONDS = 30.0
@@ -84,8 +94,25 @@ def _create(path: Path) -> None:
                 "INSERT INTO meta (key, value) VALUES ('schema_version', ?)",
                 (str(SCHEMA_VERSION),),
             )
+            _mark_made(conn)
     finally:
         conn.close()
+
+
+def _mark_made(conn: sqlite3.Connection) -> None:
+    """Give the index a name of its own (meta ``made``), once: what was kept about it
+    elsewhere (where a dream's arrivals stood, what a push sent) knows an index made anew
+    by ``ingest --full``, whose file may get the old one's inode."""
+    conn.execute(  # os.urandom: secrets imports hashlib, which ingest spares itself
+        "INSERT INTO meta (key, value) VALUES ('made', ?) ON CONFLICT (key) DO NOTHING",
+        (os.urandom(8).hex(),),
+    )
+
+
+def made(conn: sqlite3.Connection) -> str:
+    """The index's own name (:func:`_mark_made`); empty for one no ingest has named yet."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'made'").fetchone()
+    return str(row[0]) if row is not None else ""
 
 
 def bump_generation(conn: sqlite3.Connection) -> None:
@@ -95,12 +122,41 @@ def bump_generation(conn: sqlite3.Connection) -> None:
         "INSERT INTO meta (key, value) VALUES ('generation', '1') ON CONFLICT (key) "
         "DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
     )
+    _mark_made(conn)  # an index made before it was named gets its name now
 
 
 def generation(conn: sqlite3.Connection) -> int:
     """How many ingests changed the index (0 for one written before this was counted)."""
     row = conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
     return int(row[0]) if row is not None else 0
+
+
+def _upgradable(found: int | None) -> bool:
+    return found is not None and 0 <= found < SCHEMA_VERSION and found in UPGRADES
+
+
+def upgrade(path: Path) -> int:
+    """Bring the index at ``path`` up to :data:`SCHEMA_VERSION` with :data:`UPGRADES`, in
+    one transaction that waits for any ingest's; the version it had (another command may
+    have upgraded it meanwhile: then this one changes nothing)."""
+    conn = connect(path)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            had = version = int(row[0])
+            while version in UPGRADES and version < SCHEMA_VERSION:
+                for statement in UPGRADES[version]:
+                    conn.execute(statement)
+                version += 1
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.close()
+    return had
 
 
 def delete_index(path: Path) -> None:
@@ -116,6 +172,14 @@ def open_for_writing(path: Path, say: Callable[[str], None]) -> tuple[sqlite3.Co
     It is owner-only, its folder too: it holds every prompt and answer on the machine.
     """
     found = _version(path) if path.exists() else None
+    if _upgradable(found):
+        had = upgrade(path)
+        if had != SCHEMA_VERSION:
+            say(
+                f"the index {path} had schema version {had}: brought up to {SCHEMA_VERSION} "
+                "in place, every turn kept"
+            )
+        found = SCHEMA_VERSION
     if found != SCHEMA_VERSION:
         if found is not None:
             reason = (
@@ -152,6 +216,15 @@ def open_for_reading(path: Path) -> Engine:
         raise HippoError(
             f"{path} is not a readable SQLite database: run `hippo ingest --full` to rebuild it"
         )
+    if _upgradable(found):
+        try:
+            upgrade(path)
+        except sqlite3.Error as exc:
+            raise HippoError(
+                f"the index {path} has schema {found} and could not be brought up to "
+                f"{SCHEMA_VERSION} ({exc}); try again when no other hippo is writing it"
+            ) from None
+        found = SCHEMA_VERSION
     if found != SCHEMA_VERSION:
         raise HippoError(
             f"the index {path} was written by another version of hippo (schema {found}, "

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import time
 from pathlib import Path, PurePosixPath
 
 from hippo_core import sessions
 from hippo_core.cache import read_cache, write_cache
 from hippo_core.index.db import connect, generation
+from hippo_core.index.seen import changed, signatures
 from hippo_core.model_folder import in_model_folder
 from hippo_core.workspace import Workspace
 
@@ -167,20 +167,20 @@ def write_derived(index: Path, workspace: Workspace) -> int:
             )
         if not isinstance(folders, list):
             folders = workspace_folders(workspace)
-        started = time.time_ns()
         # The sessions the index changed since the last time, then the declared records
-        # written since (a session-end hook ends a session after its last turn was read).
+        # written since (a session-end hook ends a session after its last turn was read),
+        # told by each record file's identity, never by its time against the clock.
         written = _write(conn, workspace, folders, since) if since != now else 0
-        after = checked if since is not None and isinstance(checked, int) else None
-        # A record is written by a rename, which moves its folder's time: an older folder
-        # holds no record written since the last look.
-        scan = after is None or (_mtime(str(workspace.sessions_dir)) or 0) >= after
-        if scan:
-            written += _ended_without_handoff(conn, workspace, after)
+        seen = signatures(workspace.sessions_dir)
+        before = checked if since is not None and isinstance(checked, dict) else {}
+        fresh = changed(seen, before)
+        if fresh:
+            written += _ended_without_handoff(conn, workspace, fresh)
     finally:
         conn.close()
-    if key is not None and (since != now or scan):
-        write_cache(marker, key, {"generation": now, "folders": folders, "records": started})
+    if key is not None and (since != now or fresh):
+        # Records this run wrote are read again next time: cheap, and never missed.
+        write_cache(marker, key, {"generation": now, "folders": folders, "records": seen})
     return written
 
 
@@ -258,20 +258,13 @@ def _write(
     return written
 
 
-def _ended_without_handoff(
-    conn: sqlite3.Connection, workspace: Workspace, after: int | None
-) -> int:
-    """Derived handoffs for declared records written since ``after`` (ns; None: all) that
-    ended with none: the session-end hook ends a session after its last turn was indexed."""
+def _ended_without_handoff(conn: sqlite3.Connection, workspace: Workspace, names: list[str]) -> int:
+    """Derived handoffs for the declared records ``names`` (those written since the last
+    look) that ended with none: the session-end hook ends a session after its last turn
+    was indexed."""
     written = 0
-    try:
-        entries = list(os.scandir(workspace.sessions_dir))
-    except OSError:
-        return 0
-    for entry in entries:
-        if not entry.name.endswith(".json") or (after and entry.stat().st_mtime_ns < after):
-            continue
-        record = sessions.load_record(workspace, entry.name[: -len(".json")])
+    for name in names:
+        record = sessions.load_record(workspace, name[: -len(".json")])
         if record is None or record.get("kind") == sessions.DERIVED or not record.get("ended"):
             continue
         if record.get("handoff"):

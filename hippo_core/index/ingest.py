@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hippo_core import jsontext
 from hippo_core.errors import HippoError
-from hippo_core.home import hippo_home
+from hippo_core.home import hippo_home, user_path
 from hippo_core.index import db
 from hippo_core.index.summary import IngestSummary
 from hippo_core.locate import shown_name, utf8_name
@@ -69,11 +69,11 @@ def discover(
         problems.extend(
             f"transcript_dirs: {folder} ({name}) does not exist"
             for folder in folders
-            if name in sources and not Path(folder).expanduser().is_dir()
+            if name in sources and not user_path(folder).is_dir()
         )
     for name, source in sorted(sources.items()):
         own = source.roots(env, home) if defaults else []
-        roots = [*own, *(Path(d).expanduser() for d in extra.get(name, ()))]
+        roots = [*own, *(user_path(d) for d in extra.get(name, ()))]
         for root in dict.fromkeys(roots):
             try:
                 for found in source.discover(root):

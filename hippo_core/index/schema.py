@@ -1,4 +1,6 @@
-"""The index's tables. :data:`hippo_core.index.db.SCHEMA_VERSION` changes whenever they do.
+"""The index's tables. :data:`hippo_core.index.db.SCHEMA_VERSION` changes whenever they do,
+and :data:`hippo_core.index.db.UPGRADES` says how an index of the version before is brought
+up to date in place (a column added is added last, where ``ALTER TABLE`` puts it).
 
 The ingest writes these tables with plain SQL through the standard library's driver (see
 :mod:`hippo_core.index.db` for why); the column names there follow this file.
@@ -85,6 +87,10 @@ turns = Table(
     Column("source", Text, nullable=False),
     Column("start", Integer, nullable=False),
     Column("end", Integer, nullable=False),
+    #: What the agent read from outside the project during the turn: a JSON list of short
+    #: descriptions (``[]``: nothing), or NULL when it was not recorded (a turn indexed
+    #: before schema 4, or from a source that does not tell). Last, as ADD COLUMN puts it.
+    Column("external", Text),
     UniqueConstraint("tool", "key"),
     UniqueConstraint("session", "ordinal"),
     Index("turns_source", "source", "start"),

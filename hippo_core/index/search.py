@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, text
 
+from hippo_core.clock import utc_now
 from hippo_core.errors import UsageError
 from hippo_core.sessions import session_id
 
@@ -25,6 +27,17 @@ class Hit:
     snippet: str
     who: str | None = None
     """Whose session it was, in a team index; None in the local one."""
+    external: list[str] | None = None
+    """What the turn read from outside the project (:attr:`TurnText.external
+    <hippo_core.dream.model.TurnText.external>`); None when it was not recorded."""
+
+
+def outside(stored: str | None) -> list[str] | None:
+    """A turn's ``external`` column as a list (None: not recorded)."""
+    if stored is None:
+        return None
+    found = json.loads(stored)
+    return [str(item) for item in found] if isinstance(found, list) else None
 
 
 def fts_query(query: str) -> str:
@@ -48,7 +61,7 @@ def since_span(value: str) -> timedelta | None:
 
 def parse_since(value: str, now: datetime | None = None) -> str:
     """``2026-11-01``, an ISO time, or ``24h``/``7d``/``2w`` back from now, as ISO UTC."""
-    now = now or datetime.now(UTC)
+    now = now or utc_now()
     relative = _RELATIVE.fullmatch(value.strip())
     if relative:
         amount, unit = int(relative.group(1)), relative.group(2)
@@ -124,7 +137,7 @@ def search(
     where.insert(0, "turns_fts MATCH :query")
     params.update(query=fts_query(query), limit=limit)
     sql = text(
-        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, "
+        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.external, "
         "snippet(turns_fts, -1, '[', ']', ' ... ', 16) AS snippet "
         "FROM turns_fts JOIN turns t ON t.id = turns_fts.rowid "
         f"WHERE {' AND '.join(where)} ORDER BY bm25(turns_fts), t.started DESC LIMIT :limit"
@@ -132,6 +145,14 @@ def search(
     with engine.connect() as conn:
         rows = conn.execute(sql, params).all()
     return [
-        Hit(r.session, r.ordinal, r.tool, r.started, r.cwd, " ".join(r.snippet.split()))
+        Hit(
+            r.session,
+            r.ordinal,
+            r.tool,
+            r.started,
+            r.cwd,
+            " ".join(r.snippet.split()),
+            external=outside(r.external),
+        )
         for r in rows
     ]

@@ -11,8 +11,14 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 
 from hippo_core import jsontext
+from hippo_core.transcripts.external import kept
 from hippo_core.transcripts.model import SessionInfo, Turn
-from hippo_core.transcripts.privacy import is_model_call, is_private_session, redact
+from hippo_core.transcripts.privacy import (
+    is_model_call,
+    is_private_session,
+    model_call_key,
+    redact,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,10 +38,13 @@ class IndexWriter:
         self.next_id = (conn.execute("SELECT max(id) FROM turns").fetchone()[0] or 0) + 1
         #: The generation this ingest commits: every session it touches is marked with it.
         self.generation = generation(conn) + 1
+        #: This machine's key on the prompts of hippo's own model calls.
+        self.model_call_key = model_call_key()
 
     def sessions(self, infos: list[SessionInfo], turns: list[Turn]) -> set[str]:
         """Upsert the sessions; the ids of those marked private (their turns are dropped)."""
-        calls = {t.session for t in turns if is_model_call(t.prompt)}
+        key = self.model_call_key
+        calls = {t.session for t in turns if t.ordinal == 0 and is_model_call(t.prompt, key)}
         marked = {t.session for t in turns if is_private_session(t.prompt)} | calls
         ids = list({info.id for info in infos} | {t.session for t in turns})
         rows = {
@@ -127,6 +136,7 @@ class IndexWriter:
             turn_id, self.next_id = self.next_id, self.next_id + 1
             prompt, answer = redact(turn.prompt), redact(turn.answer)
             self.summary.redacted += prompt.count + answer.count
+            outside = self._outside(turn.external)
             tools = " ".join(turn.tools)
             rows.append(
                 (
@@ -145,6 +155,7 @@ class IndexWriter:
                     turn.source,
                     turn.start,
                     turn.end,
+                    outside,
                 )
             )
             fts.append((turn_id, prompt.text, answer.text, tools))
@@ -156,8 +167,8 @@ class IndexWriter:
                 touched.extend((turn_id, kind, path) for path in paths)
         self.conn.executemany(
             "INSERT INTO turns (id, session, ordinal, tool, key, prompt, answer, tools, "
-            'started, ended, cwd, branch, source, start, "end") '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            'started, ended, cwd, branch, source, start, "end", external) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
         self.conn.executemany(
@@ -169,6 +180,18 @@ class IndexWriter:
             [(self.generation, session) for session in {row[1] for row in rows}],
         )
         return len(rows)
+
+    def _outside(self, found: list[str] | None) -> str | None:
+        """What a turn read from outside the project as the index keeps it: bounded and
+        redacted, as JSON; None when its source does not tell."""
+        if not found:
+            return None if found is None else "[]"
+        items = kept(found) or []
+        if items:
+            redacted = [redact(item) for item in items]
+            self.summary.redacted += sum(item.count for item in redacted)
+            items = [item.text for item in redacted]
+        return jsontext.dumps(items, indent=None)
 
     def _existing_keys(self, tool: str, keys: list[str]) -> Iterator[str]:
         for chunk in _chunks(keys, 500):

@@ -3,11 +3,11 @@
 The local index stays what it is (SQLite in ``$HIPPO_HOME``, written by every ingest, read
 when the server is away). A workspace whose ``index_url`` (or ``HIPPO_INDEX_URL``) names a
 server also *pushes*: after each ingest, the sessions of the workspace that changed since
-the last push go to the server, with who (``HIPPO_MEMBER``, else git's ``user.email``, else
-the login name) and which machine (an id made once, in ``$HIPPO_HOME/machine.json``) they
-came from. Only what the local index holds leaves the machine: text already redacted at
-ingest, no private session, no turn of one; a session marked private since it was pushed is
-deleted from the server.
+the last push go to the server, with which machine they came from (an id made once, in
+``$HIPPO_HOME/machine.json``); who pushed them is the login role the server knows. Only
+what the local index holds leaves the machine: text already redacted at ingest, no private
+session, no turn of one; a session marked private since it was pushed is deleted from the
+server.
 
 A push is one transaction, under a lock per machine on the server: a server that goes away
 in the middle keeps none of it, and the local watermark (the local index's generation the
@@ -131,9 +131,18 @@ def _ensure_schema(made: Engine) -> None:
     url = made.url.render_as_string(hide_password=False)
     try:
         with made.begin() as conn:
+            role = str(conn.execute(text("SELECT current_user")).scalar())
+            if not role.isprintable() or len(role) > MEMBER_CHARS:
+                raise HippoError(
+                    f"team index {shown(url)}: the login role {role[:MEMBER_CHARS]!r} is not "
+                    f"one printable line of at most {MEMBER_CHARS} characters, and it names "
+                    "you to your team: connect with a plain role name"
+                )
             conn.execute(text("SELECT pg_advisory_xact_lock(7208, 1)"))  # one creator at a time
             if not inspect(conn).has_table("hippo_meta"):
                 team_schema.metadata.create_all(conn)
+                for statement in team_schema.SECURITY:
+                    conn.execute(text(statement))
                 conn.execute(
                     team_schema.meta.insert().values(
                         key="schema_version", value=str(team_schema.SCHEMA_VERSION)
@@ -143,7 +152,15 @@ def _ensure_schema(made: Engine) -> None:
             found = conn.execute(
                 select(team_schema.meta.c.value).where(team_schema.meta.c.key == "schema_version")
             ).scalar()
+            if found in {str(old) for old in team_schema.UPGRADES}:
+                found = _upgrade(conn, int(str(found)))
     except DBAPIError as exc:
+        if getattr(getattr(exc, "orig", None), "sqlstate", "") == "42501":  # not the owner
+            raise HippoError(
+                f"team index {shown(url)} has schema {found}, and only the role that owns "
+                f"its tables can bring them up to schema {team_schema.SCHEMA_VERSION}: have "
+                "that member run this hippo once (`hippo ingest`), then try again"
+            ) from None
         raise unreachable(url, exc) from None
     if found != str(team_schema.SCHEMA_VERSION):
         newer = found is not None and found.isdigit() and int(found) > team_schema.SCHEMA_VERSION
@@ -157,6 +174,32 @@ def _ensure_schema(made: Engine) -> None:
             f"team index {shown(url)} has schema {found}; this hippo writes schema "
             f"{team_schema.SCHEMA_VERSION}: {what}"
         )
+
+
+#: The longest member name (a login role) hippo takes: PostgreSQL's own limit.
+MEMBER_CHARS = 63
+
+
+def _upgrade(conn: Connection, version: int) -> str:
+    """Bring a team index of an older ``version`` up to this hippo's, inside the caller's
+    transaction (so a server that goes away midway keeps the old one); the version now."""
+    from sqlalchemy import text, update
+
+    from hippo_core.index import team_schema
+
+    while version in team_schema.UPGRADES:
+        for statement in team_schema.UPGRADES[version]:
+            conn.execute(text(statement))
+        version += 1
+    team_schema.metadata.create_all(conn)  # the tables the upgrades added
+    for statement in team_schema.SECURITY:
+        conn.execute(text(statement))
+    conn.execute(
+        update(team_schema.meta)
+        .where(team_schema.meta.c.key == "schema_version")
+        .values(value=str(version))
+    )
+    return str(version)
 
 
 # -- who and where -------------------------------------------------------------------------
@@ -200,27 +243,6 @@ def _machine_in(path: Path) -> dict[str, str] | None:
     return None
 
 
-def member(workspace: Workspace) -> str:
-    """Who pushes: ``HIPPO_MEMBER``, else git's ``user.email`` here, else the login name."""
-    import getpass
-    import subprocess
-
-    given = os.environ.get("HIPPO_MEMBER", "").strip()
-    if given:
-        return given
-    try:
-        email = subprocess.run(
-            ["git", "-C", str(workspace.root), "config", "user.email"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        email = ""
-    return email or getpass.getuser()
-
-
 # -- pushing -------------------------------------------------------------------------------
 
 
@@ -255,100 +277,168 @@ def _state_path(url: str, workspace: Workspace) -> Path:
     return hippo_home() / "team" / f"{hashlib.sha256(key).hexdigest()[:24]}.json"
 
 
-def _last_push(path: Path, index: Path, now: int) -> tuple[int | None, float | None]:
-    """The local generation the last push reached and when it began; (None, None), push
-    everything, when unknown or when the local index was rebuilt since."""
+def _last_push(path: Path, index: str, now: int) -> dict[str, Any]:
+    """What the last push left: ``generation`` (the local generation it reached; None,
+    push everything, when unknown or when the local index, named ``index``, was made anew
+    since), ``records`` (the session records' identities as it saw them) and ``sent`` (the
+    digest of each handoff the server has)."""
     try:
         found = json.loads(path.read_text(encoding="utf-8"))
-        inode = os.stat(index).st_ino
     except (OSError, ValueError):
-        return None, None
-    if not isinstance(found, dict) or found.get("index") != inode:
-        return None, None
-    generation, began = found.get("generation"), found.get("records_at")
-    if not isinstance(generation, int) or not 0 <= generation <= now:
-        return None, None
-    return generation, began if isinstance(began, (int, float)) else None
+        found = {}
+    if not isinstance(found, dict):
+        found = {}
+    generation = found.get("generation")
+    same = bool(index) and found.get("index") == index
+    if not same or not isinstance(generation, int) or not 0 <= generation <= now:
+        generation = None
+    records, sent = found.get("records"), found.get("sent")
+    return {
+        "generation": generation,
+        "records": records if isinstance(records, dict) and generation is not None else {},
+        "sent": sent if isinstance(sent, dict) and generation is not None else {},
+    }
 
 
 def push(workspace: Workspace, url: str, made: Engine | None = None) -> Pushed:
     """Push the workspace's sessions that changed since the last push; what went. ``made``
     is an engine of ``url`` the caller keeps (a dream reads from it after); without one, a
     push that has something to send makes its own."""
-    import time
-
-    from hippo_core.home import index_path
+    from hippo_core.home import hippo_home, index_path
     from hippo_core.index.db import connect, generation
+    from hippo_core.index.db import made as named
     from hippo_core.index.derived import _private_sessions, members, workspace_folders
+    from hippo_core.index.seen import changed, signatures
 
     index = index_path()
     if not index.exists():
         return Pushed()
     state = _state_path(url, workspace)
     local = connect(index)
-    started = time.time()
     try:
-        now = generation(local)
-        since, began = _last_push(state, index, now)
-        handoffs = _handoffs(workspace, began)
+        now, name = generation(local), named(local)
+        last = _last_push(state, name, now)
+        since, sent = last["generation"], dict(last["sent"])
+        seen = signatures(workspace.sessions_dir)
+        handoffs = _handoffs(workspace, changed(seen, last["records"]), sent)
         if since == now and not handoffs:
-            return Pushed()
-        folders = workspace_folders(workspace)
-        rows = members(local, workspace, folders, since)
-        others = _others(local, rows, since) if workspace.settings.index_share == "machine" else []
-        private = _private_sessions(local, since)
-        done = Pushed()
-        if rows or others or private or handoffs:  # else nothing to say to the server
-            server = made or engine(url)
-            try:
-                done = _send(server, url, local, workspace, folders, rows, private, others)
-                done.handoffs = _send_handoffs(server, url, handoffs)
-            finally:
-                if made is None:
-                    server.dispose()
+            done = Pushed()
+        else:
+            folders = workspace_folders(workspace)
+            rows = members(local, workspace, folders, since)
+            shared = workspace.settings.index_share == "machine"
+            others = _others(local, rows, since) if shared else []
+            private = _private_sessions(local, since)
+            done = Pushed()
+            if rows or others or private or handoffs:  # else nothing to say to the server
+                server = made or engine(url)
+                try:
+                    done = _send(
+                        server, url, local, workspace, folders, rows, private, others, sent
+                    )
+                    done.handoffs = _send_handoffs(server, url, handoffs, sent)
+                    note_team_dream(workspace, server)
+                finally:
+                    if made is None:
+                        server.dispose()
     finally:
         local.close()
-    from hippo_core.home import hippo_home
-
-    written = {"url": shown(url), "generation": now, "index": os.stat(index).st_ino}
-    text = json.dumps({**written, "records_at": started}) + "\n"
+    written = {"url": shown(url), "generation": now, "index": name}
+    text = json.dumps({**written, "records": seen, "sent": sent}) + "\n"
     owner_only_write(state, text, top=hippo_home())
     return done
 
 
-def _handoffs(workspace: Workspace, since: float | None) -> dict[str, str]:
-    """The handoffs sessions declared (``hippo session end --handoff``, the MCP tool) in
-    records written since ``since`` (all when None), redacted: they live in the session
-    records, not in the index, so the index's generation does not see them change."""
-    from hippo_core import jsontext
+def note_team_dream(workspace: Workspace, server: Engine) -> None:
+    """Keep who last dreamed the workspace's project on the team index, and when, for the
+    context block's warning and ``hippo doctor`` (which must not call the server): the
+    dream state is each machine's, the team's dreaming is not. Nothing when the server
+    cannot say."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    from hippo_core.atomic import atomic_write
+    from hippo_core.dream.state import TEAM_DREAMED
+
+    try:
+        with server.connect() as conn:
+            row = conn.execute(
+                text(
+                    "SELECT member, at FROM hippo_dreamed WHERE project = :project "
+                    "ORDER BY at DESC LIMIT 1"
+                ),
+                {"project": project_of(workspace)},
+            ).first()
+    except DBAPIError:
+        return
+    if row is not None:
+        found = {"member": row.member, "at": row.at}
+        atomic_write(workspace.cache_dir / TEAM_DREAMED, json.dumps(found) + "\n")
+
+
+Handoff = tuple[str | None, bool]
+"""A session's handoff as the server keeps it: the text (None for none), and whether it
+was derived from the session's last message rather than declared."""
+
+
+def _digest(handoff: Handoff) -> str:
+    text, derived = handoff
+    raw = json.dumps([text, derived]).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _declared(record: object) -> Handoff | None:
+    """The handoff a session record holds, redacted; None when it holds none."""
     from hippo_core.transcripts.privacy import redact
 
-    found: dict[str, str] = {}
-    try:
-        entries = list(os.scandir(workspace.sessions_dir))
-    except OSError:
-        return found
-    for entry in entries:
-        if not entry.name.endswith(".json"):
+    if not isinstance(record, dict) or record.get("private"):
+        return None
+    handoff = record.get("handoff")
+    if not isinstance(handoff, str) or not handoff:
+        return None
+    return redact(handoff).text, bool(record.get("handoff_derived"))
+
+
+def _handoff_of(workspace: Workspace | None, row: dict[str, Any]) -> Handoff:
+    """What the server should hold as an indexed session's handoff: its record's (declared
+    by ``hippo session end --handoff``, or derived at ingest), else the one its agent's
+    transcript gives (the last message, for the agents that have no other)."""
+    from hippo_core.index.derived import HANDOFF_TOOLS
+    from hippo_core.sessions import load_record
+
+    declared = _declared(load_record(workspace, str(row["id"]))) if workspace else None
+    if declared is not None:
+        return declared
+    if row.get("tool") in HANDOFF_TOOLS and row.get("handoff"):
+        return str(row["handoff"]), True
+    return None, False
+
+
+def _handoffs(workspace: Workspace, names: list[str], sent: dict[str, Any]) -> dict[str, Handoff]:
+    """The handoffs of the session records ``names`` (those written since the last push)
+    that the server does not hold as they are now: declared (``hippo session end
+    --handoff``, the MCP tool) or derived at ingest. What was sent is known by content,
+    never by a file's time, so a clock stepped back loses none."""
+    from hippo_core.sessions import load_record
+
+    found: dict[str, Handoff] = {}
+    for name in names:
+        record = load_record(workspace, name.removesuffix(".json"))
+        handoff = _declared(record)
+        if record is None or handoff is None:
             continue
-        try:
-            if since is not None and entry.stat().st_mtime < since - 1:
-                continue
-            with open(entry.path, "rb") as handle:
-                record = jsontext.loads(handle.read())
-        except (OSError, ValueError):
-            continue
-        if not isinstance(record, dict) or record.get("private"):
-            continue
-        handoff = record.get("handoff")
-        if isinstance(handoff, str) and handoff and not record.get("handoff_derived"):
-            found[str(record.get("id"))] = redact(handoff).text
+        sid = str(record.get("id"))
+        if sent.get(sid) != _digest(handoff):
+            found[sid] = handoff
     return found
 
 
-def _send_handoffs(made: Engine, url: str, handoffs: dict[str, str]) -> int:
-    """Set the declared handoffs on this machine's sessions that the server has."""
-    from sqlalchemy import update
+def _send_handoffs(
+    made: Engine, url: str, handoffs: dict[str, Handoff], sent: dict[str, Any]
+) -> int:
+    """Set the handoffs on this machine's sessions that the server has (a session's
+    arrival moves with its handoff); ``sent`` learns each one the server now holds."""
+    from sqlalchemy import select, text, update
     from sqlalchemy.exc import DBAPIError
 
     from hippo_core.index import team_schema as team
@@ -358,17 +448,30 @@ def _send_handoffs(made: Engine, url: str, handoffs: dict[str, str]) -> int:
     where, count = machine()["id"], 0
     try:
         with made.begin() as conn:
-            for sid, handoff in handoffs.items():
+            conn.execute(text(f"SELECT pg_advisory_xact_lock_shared({team.ARRIVALS_LOCK})"))
+            for sid, (handoff, derived) in handoffs.items():
                 done = conn.execute(
                     update(team.sessions)
                     .where(
                         team.sessions.c.machine == where,
                         team.sessions.c.id == sid,
-                        team.sessions.c.handoff.is_distinct_from(handoff),
+                        (team.sessions.c.handoff.is_distinct_from(handoff))
+                        | (team.sessions.c.handoff_derived != derived),
                     )
-                    .values(handoff=handoff)
+                    .values(
+                        handoff=handoff,
+                        handoff_derived=derived,
+                        arrived=team.arrival.next_value(),
+                    )
                 )
                 count += done.rowcount or 0
+            held = conn.execute(
+                select(team.sessions.c.id).where(
+                    team.sessions.c.machine == where, team.sessions.c.id.in_(list(handoffs))
+                )
+            ).scalars()
+            for sid in held:
+                sent[sid] = _digest(handoffs[sid])
     except DBAPIError as exc:
         raise unreachable(url, exc) from None
     return count
@@ -394,19 +497,23 @@ def _send(
     rows: list[dict[str, Any]],
     private: list[str],
     others: list[dict[str, Any]],
+    sent: dict[str, Any],
 ) -> Pushed:
+    """Send the sessions ``rows`` of the workspace and ``others`` of no workspace, with
+    their turns, and remove the ``private`` ones; ``sent`` learns each handoff now held."""
     from sqlalchemy import delete, text
     from sqlalchemy.exc import DBAPIError
 
     from hippo_core.index import team_schema as team
 
-    where = machine()["id"]
-    who, project = member(workspace), project_of(workspace)
+    where, project = machine()["id"], project_of(workspace)
     done = Pushed()
     try:
         with made.begin() as conn:
-            # One push per machine at a time; other machines' pushes go on beside it.
+            # One push per machine at a time; other machines' pushes go on beside it, and a
+            # dream waits for them all before it notes where arrivals stand.
             conn.execute(text("SELECT pg_advisory_xact_lock(7208, hashtext(:m))"), {"m": where})
+            conn.execute(text(f"SELECT pg_advisory_xact_lock_shared({team.ARRIVALS_LOCK})"))
             if private:
                 gone = conn.execute(
                     delete(team.sessions).where(
@@ -416,10 +523,13 @@ def _send(
                 done.removed = gone.rowcount or 0
             for batch in _batches(rows, BATCH):
                 done.sessions += len(batch)
-                done.turns += _send_batch(conn, local, batch, where, who, project, folders)
+                handoffs = [_handoff_of(workspace, row) for row in batch]
+                sent.update((row["id"], _digest(h)) for row, h in zip(batch, handoffs, strict=True))
+                done.turns += _send_batch(conn, local, batch, handoffs, where, project, folders)
             for batch in _batches(others, BATCH):  # of no workspace: under no project
                 done.sessions += len(batch)
-                done.turns += _send_batch(conn, local, batch, where, who, "", folders)
+                handoffs = [_handoff_of(None, row) for row in batch]
+                done.turns += _send_batch(conn, local, batch, handoffs, where, "", folders)
     except DBAPIError as exc:
         raise unreachable(url, exc) from None
     return done
@@ -434,30 +544,38 @@ def _send_batch(
     conn: Connection,
     local: sqlite3.Connection,
     batch: list[dict[str, Any]],
+    handoffs: list[Handoff],
     where: str,
-    who: str,
     project: str,
     folders: list[str],
 ) -> int:
+    """Upsert the sessions of ``batch`` (each with its handoff, from ``handoffs``) and their
+    turns; how many turns went. A session's arrival moves when its handoff or its end does."""
+    from sqlalchemy import case
     from sqlalchemy.dialects.postgresql import insert
 
     from hippo_core.index import team_schema as team
 
     session_columns = [c.name for c in team.sessions.columns if c.name not in _OURS]
+    # No member is sent: the server names the row's member, the role that writes it.
     values = [
         {
             "machine": where,
-            "member": who,
             "project": project,
             **{name: row.get(name) for name in session_columns},
+            "handoff": handoff,
+            "handoff_derived": derived,
         }
-        for row in batch
+        for row, (handoff, derived) in zip(batch, handoffs, strict=True)
     ]
     statement = insert(team.sessions).values(values)
-    kept: dict[str, Any] = {
-        c: statement.excluded[c] for c in [*session_columns, "member"] if c != "id"
-    }
+    kept: dict[str, Any] = {c: statement.excluded[c] for c in session_columns if c != "id"}
     kept["project"] = _project_kept(team.sessions, statement)
+    kept["handoff_derived"] = statement.excluded.handoff_derived
+    moved = team.sessions.c.handoff.is_distinct_from(statement.excluded.handoff) | (
+        team.sessions.c.ended.is_distinct_from(statement.excluded.ended)
+    )
+    kept["arrived"] = case((moved, team.arrival.next_value()), else_=team.sessions.c.arrived)
     conn.execute(statement.on_conflict_do_update(index_elements=["machine", "id"], set_=kept))
     ids = [row["id"] for row in batch]
     marks = ", ".join("?" for _ in ids)
@@ -465,7 +583,7 @@ def _send_batch(
         f"SELECT * FROM turns WHERE session IN ({marks}) ORDER BY session, ordinal", ids
     ).fetchall()
     for start in range(0, len(turns), TURN_BATCH):  # within both databases' parameter limits
-        _send_turns(conn, local, turns[start : start + TURN_BATCH], where, who, project, folders)
+        _send_turns(conn, local, turns[start : start + TURN_BATCH], where, project, folders)
     return len(turns)
 
 
@@ -474,7 +592,6 @@ def _send_turns(
     local: sqlite3.Connection,
     turns: list[sqlite3.Row],
     where: str,
-    who: str,
     project: str,
     folders: list[str],
 ) -> None:
@@ -485,17 +602,19 @@ def _send_turns(
     from hippo_core.index import team_schema as team
 
     turn_columns = [c.name for c in team.turns.columns if c.name not in (*_OURS, "id", "search")]
+    # A local index an older hippo wrote lacks the newest columns until an ingest upgrades
+    # it: they go as NULL, "not recorded".
+    present = set(turns[0].keys()) if turns else set()
     rows = [
         {
             "machine": where,
-            "member": who,
             "project": project,
-            **{name: turn[name] for name in turn_columns},
+            **{name: turn[name] if name in present else None for name in turn_columns},
         }
         for turn in turns
     ]
     upsert = insert(team.turns).values(rows)
-    changed: dict[str, Any] = {c: upsert.excluded[c] for c in [*turn_columns, "member"]}
+    changed: dict[str, Any] = {c: upsert.excluded[c] for c in turn_columns}
     changed["project"] = _project_kept(team.turns, upsert)
     keys = conn.execute(
         upsert.on_conflict_do_update(
@@ -531,8 +650,9 @@ def _project_kept(table: Any, statement: Any) -> Any:
     )
 
 
-#: The columns the team index adds to the local one's.
-_OURS = ("machine", "member", "project")
+#: The columns the team index adds to the local one's: pushed with every row, or kept by
+#: the server itself (``arrived``), or set from the session record (``handoff_derived``).
+_OURS = ("machine", "member", "project", "arrived", "handoff_derived")
 
 
 def _relative(path: str, folders: list[str]) -> str:
@@ -579,7 +699,7 @@ def search(
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from hippo_core.index.search import Hit, filters
+    from hippo_core.index.search import Hit, filters, outside
 
     where, params = filters(tool=tool, session=session, since=since)
     where[:0] = ["t.search @@ q"] + (["t.project = :project"] if project is not None else [])
@@ -588,7 +708,7 @@ def search(
         where.append("t.member = :who")
         params["who"] = who
     sql = text(
-        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.member, "
+        "SELECT t.session, t.ordinal, t.tool, t.started, t.cwd, t.member, t.external, "
         # As the local index's snippet does: from the prompt when it matches, else the
         # answer, never the two run together.
         "ts_headline('simple', CASE WHEN to_tsvector('simple', t.prompt) @@ q "
@@ -608,6 +728,15 @@ def search(
     finally:
         made.dispose()
     return [
-        Hit(r.session, r.ordinal, r.tool, r.started, r.cwd, " ".join(r.snippet.split()), r.member)
+        Hit(
+            r.session,
+            r.ordinal,
+            r.tool,
+            r.started,
+            r.cwd,
+            " ".join(r.snippet.split()),
+            r.member,
+            outside(r.external),
+        )
         for r in rows
     ]

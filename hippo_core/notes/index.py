@@ -36,7 +36,7 @@ from hippo_core.locate import utf8_name
 from hippo_core.notes.fields import BODY, FIELDS, Scoring
 from hippo_core.notes.links import resolve
 from hippo_core.notes.terms import note_terms
-from hippo_core.notes.text import singular
+from hippo_core.notes.text import LOG_HEADER, singular
 from hippo_core.version import __version__
 
 TYPE_CHECKING = False
@@ -48,11 +48,14 @@ if TYPE_CHECKING:
 
 #: Bumped when the tables or what reading a note yields change, its terms' stems and common
 #: words (terms.py), its fields (fields.py) and the headings rule's plural folding among it:
-#: an older index is rebuilt, never ranked by stale stems.
-FORMAT = "8"
+#: an older index is rebuilt, never ranked by stale stems. Two lines of work each made a
+#: format 8 (the fields; the session log left unranked): 9 holds both, so any 8 is rebuilt.
+FORMAT = "9"
 RACY_NS = 2_000_000_000
 #: The conventional status of a note that is no longer true (the concepts' "superseded").
 SUPERSEDED = "superseded"
+#: How a note hippo generates begins: the session log (``hippo log``), never ranked.
+GENERATED = LOG_HEADER.encode("utf-8")
 BUSY_MS = 10_000
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -61,7 +64,7 @@ _SCHEMA = (
     # that looks at some notes only reads the listings of those.
     "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime_ns INTEGER, "
     "notes INTEGER NOT NULL, unsure INTEGER NOT NULL, dirs BLOB NOT NULL, listing BLOB)",
-    # ranked: 0 for a superseded note, which is never one of the relevant notes.
+    # ranked: 0 for a superseded note or the session log, never one of the relevant notes.
     "CREATE TABLE IF NOT EXISTS notes (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
     "title TEXT NOT NULL, first_line TEXT NOT NULL, review_after INTEGER, "
     + "".join(f"{f.name}_length INTEGER NOT NULL, " for f in FIELDS)
@@ -564,9 +567,11 @@ class NotesIndex:
         meta = note.meta
         updated = meta.updated.toordinal() if meta.updated else 0  # undated ranks last
         counts = note_terms(note, raw) if self.with_terms else None
-        # A superseded note (status: superseded) says what is no longer true: it is kept,
-        # linted and linked, but never ranked as relevant, so its old words leave the block.
-        ranked = (meta.status or "").strip().lower() != SUPERSEDED
+        # A superseded note (status: superseded) says what is no longer true, and the
+        # session log is hippo's own list of sessions, matching every task: both are kept,
+        # linted and linked, but never ranked as relevant, so their words leave the block.
+        superseded = (meta.status or "").strip().lower() == SUPERSEDED
+        ranked = not superseded and not raw.startswith(GENERATED)
         fields = (counts.title, counts.headings, counts.body) if counts else ()
         lengths = tuple(sum(field.values()) for field in fields) or (0,) * len(FIELDS)
         lengths_of = "".join(f"{field.name}_length, " for field in FIELDS)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError, UsageError
+from hippo_core.home import user_path
 from hippo_core.packs.evals_case import WORKSPACE, Case, CaseError, case_names, load_case
 from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode, score
 from hippo_core.plugins import hookimpl
@@ -95,7 +96,7 @@ def run_eval(
 def resolve_pack(spec: str, workspace: Workspace | None, plugins: Plugins) -> tuple[str, Path]:
     """The name and folder of the pack ``spec``: a folder holding ``passes/``, else the
     name of a pack that runs in ``workspace``."""
-    folder = Path(spec).expanduser()
+    folder = user_path(spec)
     if folder.is_dir() and not (folder / "passes").is_dir():
         from hippo_core.packs.scaffold import pack_folder
 
@@ -111,12 +112,16 @@ def resolve_pack(spec: str, workspace: Workspace | None, plugins: Plugins) -> tu
             f"no pack folder {spec}, and no workspace here (.hippo/ in this folder or above) "
             "whose packs could have that name; give a pack folder"
         )
-    from hippo_core.dream.packs import load_packs
+    from hippo_core.packs.running import load_here
 
-    packs = load_packs(workspace, plugins)
+    loaded = load_here(workspace, plugins)
+    packs = loaded.packs
     for pack in packs:
         if pack.name == spec:
             return pack.name, pack.root
+    for item in loaded.left_out:
+        if item.name == spec:
+            raise HippoError(item.line())
     if folder.is_dir():
         raise HippoError(f"{spec}: not a pack (it has no passes/ folder); give a pack folder")
     known = ", ".join(pack.name for pack in packs) or "none"
@@ -147,7 +152,7 @@ def model_settings(workspace: Workspace | None) -> str:
     settings = workspace.settings
     argv = list(settings.model_command)
     if argv:
-        program = Path(argv[0]).expanduser()
+        program = user_path(argv[0])
         if not program.is_absolute() and len(program.parts) > 1:
             argv[0] = str(workspace.root / program)
     openai = settings.openai
@@ -207,11 +212,11 @@ def _run(
     temp: Path,
 ) -> CaseResult:
     from hippo_core.atomic import atomic_write
-    from hippo_core.dream.packs import load_passes
     from hippo_core.dream.run import Options, dream
     from hippo_core.home import index_path
     from hippo_core.index.derived import write_derived
     from hippo_core.index.ingest import ingest
+    from hippo_core.packs.running import load_here
     from hippo_core.workspace import Workspace
 
     root = temp / "workspace"
@@ -221,9 +226,13 @@ def _run(
     summary = ingest(extra_dirs=folders, defaults=False)
     write_derived(index_path(), workspace)
     since, until, sessions = _window(case, workspace)
+    loaded = load_here(workspace, plugins)
+    for item in loaded.left_out:
+        if item.name == pack:  # the pack under test: its cases cannot run without it
+            raise HippoError(item.line())
     passes = [
         p
-        for p in load_passes(workspace, plugins)
+        for p in loaded.passes()
         if p.pack == pack and (case.passes is None or p.name in case.passes)
     ]
     model, recording = _model(mode, case, workspace, plugins, passes)

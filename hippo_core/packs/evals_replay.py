@@ -153,7 +153,7 @@ class Replay:
         for pass_ in self.passes:
             if system is not None and system == read_persona(pass_):
                 return f"the reviewer's prompt of {pass_.key}"
-            if system is None and (marker := _first_line(pass_)) and marker in prompt:
+            if (marker := _first_line(pass_)) and marker in prompt:
                 return f"a prompt of {pass_.key}"
         return "a reviewer's prompt" if system is not None else "a prompt"
 

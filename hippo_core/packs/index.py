@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError
+from hippo_core.home import user_path
 from hippo_core.packs.archive import is_url
 from hippo_core.packs.registry import IndexModel, index_problems
 
@@ -44,7 +45,7 @@ class Registry:
             from urllib.parse import urljoin
 
             return urljoin(self.location, archive)
-        path = Path(archive).expanduser()
+        path = user_path(archive)
         return str(path if path.is_absolute() else Path(self.location).parent / path)
 
 

@@ -7,12 +7,14 @@ A version arrives one of three ways, as the registry's ``source`` says:
   then renamed into ``.hippo/packs/NAME/``;
 - ``hippo-memory``: the pack ships inside hippo; its folder is copied, as ``hippo init``
   copies core;
-- another distribution: pip installs it and the pack runs from there.
+- another distribution: its wheel is fetched and checked, pip installs it, and the pack
+  runs from there (:mod:`~hippo_core.packs.distributions`); it carries code, so hippo asks
+  first.
 
 Each records what it installed in ``.hippo/packs.lock``. A failure anywhere leaves
-``.hippo/packs/`` and the lock file as they were. Searching, updating and removing are in
-:mod:`~hippo_core.packs.search`, :mod:`~hippo_core.packs.update` and
-:mod:`~hippo_core.packs.remove`.
+``.hippo/packs/`` and the lock file as they were. Searching, updating, syncing and removing
+are in :mod:`~hippo_core.packs.search`, :mod:`~hippo_core.packs.update`,
+:mod:`~hippo_core.packs.sync` and :mod:`~hippo_core.packs.remove`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +32,7 @@ from hippo_core.errors import HippoError, UsageError
 from hippo_core.packs.archive import remove_tree
 from hippo_core.packs.changing import changing_packs, rename_in, staging_folder
 from hippo_core.packs.index import SHIPPED_DISTRIBUTION, IndexPack, Registry, Release
-from hippo_core.packs.lock import Locked, read_lock, write_lock
+from hippo_core.packs.lock import Locked, lock_path, read_lock, write_lock
 from hippo_core.packs.manifest import NAME_RULE, read_manifest
 from hippo_core.packs.registries import Say, configured, load_index, quiet, registry_at
 from hippo_core.packs.vetting import check_installable, fetch_and_check, refuse_twin_passes
@@ -69,25 +72,43 @@ def parse_request(text: str) -> tuple[str, str | None]:
     return name, version.strip()
 
 
+Confirm = Callable[[str], bool]
+"""Asked before pip installs a pack's code: the question, then True to go on."""
+
+
+def refuse(question: str) -> bool:
+    """A :data:`Confirm` that never says yes (no terminal, no ``--yes``)."""
+    return False
+
+
 def add(
-    workspace: Workspace, request: str, *, registry: str | None = None, say: Say = quiet
+    workspace: Workspace,
+    request: str,
+    *,
+    registry: str | None = None,
+    say: Say = quiet,
+    confirm: Confirm = refuse,
 ) -> Added:
-    """Install the pack ``request`` names from the first registry listing it."""
+    """Install the pack ``request`` names from the first registry listing it.
+
+    A pack whose source is a distribution carries code: ``confirm`` is asked first, and
+    without a yes nothing is installed.
+    """
     from hippo_core.plugins import load_plugins
 
     name, wanted = parse_request(request)
     with changing_packs(workspace):
         locked = read_lock(workspace)
         plugins = load_plugins()
-        _refuse_installed(name, locked)
+        _refuse_installed(workspace, plugins, name, wanted, locked)
         pack = _find(workspace, name, registry, say)
-        release = _choose(pack, wanted, say)
+        release = choose(pack, wanted, say)
         _refuse_other_source(workspace, plugins, release)
         if release.shipped:
             entry = _add_shipped(workspace, plugins, release, locked)
             where = workspace.relative(workspace.packs_dir / name) + "/"
         elif release.distribution:
-            entry = _add_distribution(workspace, release, locked)
+            entry = _add_distribution(workspace, plugins, release, locked, say, confirm)
             where = f"the distribution {entry.source}"
         else:
             entry = _add_archive(workspace, plugins, release, locked)
@@ -103,13 +124,50 @@ def theme_hint(workspace: Workspace, name: str) -> str:
     return f"hippo config set themes '{json.dumps(themes)}'"
 
 
-def _refuse_installed(name: str, locked: dict[str, Locked]) -> None:
-    if name in locked:
-        entry = locked[name]
+def _refuse_installed(
+    workspace: Workspace,
+    plugins: Plugins,
+    name: str,
+    wanted: str | None,
+    locked: dict[str, Locked],
+) -> None:
+    entry = locked.get(name)
+    if entry is None:
+        return
+    shown = workspace.relative(lock_path(workspace))
+    if not _here(workspace, plugins, entry):
         raise HippoError(
-            f"{name} {entry.version} is already installed here ({entry.origin}: {entry.source}); "
-            f"for a newer version run: hippo pack update {name}"
+            f"{name} {entry.version} is recorded in {shown} but not installed here; "
+            "install what the lock file records with: hippo pack sync"
         )
+    if wanted is not None and parse_version(wanted) != parse_version(entry.version):
+        hint = f"to change it to {wanted} run: hippo pack update {name}=={wanted}"
+    else:
+        hint = f"for a newer version run: hippo pack update {name}"
+    raise HippoError(
+        f"{name} {entry.version} is already installed here ({entry.origin}: {entry.source}); {hint}"
+    )
+
+
+def _here(workspace: Workspace, plugins: Plugins, entry: Locked) -> bool:
+    """Whether the pack the lock ``entry`` records is installed here."""
+    if entry.origin != "distribution":
+        return os.path.isdir(workspace.packs_dir / entry.name)
+    from packaging.utils import canonicalize_name
+
+    source = plugins.packs().get(entry.name)
+    return source is not None and canonicalize_name(
+        source.plugin.distribution
+    ) == canonicalize_name(entry.distribution)
+
+
+def parse_version(text: str) -> object:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return text
 
 
 def _refuse_other_source(workspace: Workspace, plugins: Plugins, release: Release) -> None:
@@ -129,10 +187,37 @@ def _refuse_other_source(workspace: Workspace, plugins: Plugins, release: Releas
     dist = source.plugin.distribution
     if release.distribution and not release.shipped and _same_distribution(release, dist):
         return  # installed with pip already: adding it records it
+    if release.archive:
+        return  # a copy of that distribution's pack may be meant: _add_archive tells
     raise HippoError(
         f"a pack named '{name}' already runs here from the distribution {dist} "
         f"{source.plugin.version}, and registry {release.registry.label} has it from "
         f"{wanted}; to install that one, first: pip uninstall {dist}"
+    )
+
+
+def _refuse_shadowed(plugins: Plugins, release: Release, root: Path) -> None:
+    """An archive of a pack a distribution here registers too: the folder runs instead
+    only when its ``pack.toml`` requires that distribution (its own files, meant to run
+    with its plugin); any other is refused, naming both."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    source = plugins.packs().get(release.name)
+    if source is None or source.plugin.first_party:
+        return
+    dist = source.plugin.distribution
+    manifest = read_manifest(root)
+    required = (
+        {canonicalize_name(Requirement(r).name) for r in manifest.requires} if manifest else set()
+    )
+    if canonicalize_name(dist) in required:
+        return
+    raise HippoError(
+        f"a pack named '{release.name}' already runs here from the distribution {dist} "
+        f"{source.plugin.version}, and registry {release.registry.label} has it from "
+        f"{release.registry.resolve(release.archive)}; to install that one, first: "
+        f"pip uninstall {dist}"
     )
 
 
@@ -152,28 +237,41 @@ def _registries(workspace: Workspace, registry: str | None) -> list[Registry]:
         return named[:1]
     chosen = registry_at(registry, Path.cwd(), what="--registry")
     if not chosen.is_url:
-        # Recorded in the lock file: relative to the workspace when inside it.
-        label = workspace.relative(Path(chosen.location).resolve())
+        # Recorded in the lock file relative to the workspace, as a teammate's clone has it.
+        label = Path(os.path.relpath(chosen.location, workspace.root)).as_posix()
         chosen = Registry(label, chosen.location)
     return [chosen]
 
 
 def _find(workspace: Workspace, name: str, registry: str | None, say: Say) -> IndexPack:
+    """The pack ``name`` in the first registry that lists it; a registry that cannot be
+    read is a warning, unless it is the one asked for."""
     registries = _registries(workspace, registry)
     names: list[str] = []
+    unread: list[str] = []
     for one in registries:
-        index = load_index(one, say=say)
+        try:
+            index = load_index(one, say=say)
+        except HippoError as error:
+            if registry is not None:
+                raise
+            say(f"warning: {error}")
+            unread.append(one.label)
+            continue
         if name in index.packs:
             return index.packs[name]
         names.extend(index.packs)
-    where = ", ".join(r.label for r in registries)
+    where = ", ".join(r.label for r in registries if r.label not in unread)
+    if unread:
+        where += f"; {', '.join(unread)} cannot be read"
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     listing = "" if hint else "; hippo pack search lists what they have"
     raise HippoError(f"no pack named '{name}' in the registries ({where}){hint}{listing}")
 
 
-def _choose(pack: IndexPack, wanted: str | None, say: Say) -> Release:
+def choose(pack: IndexPack, wanted: str | None, say: Say) -> Release:
+    """The version ``wanted`` (yanked ones too, with a warning), or the newest installable."""
     if wanted is not None:
         release = pack.find(wanted)
         if release is None:
@@ -215,6 +313,7 @@ def _add_archive(
 ) -> Locked:
     with staging_folder(workspace) as staging:
         root, entry = fetch_and_check(workspace, plugins, release, staging)
+        _refuse_shadowed(plugins, release, root)
         target = workspace.packs_dir / release.name
         rename_in(root, target)
         try:
@@ -280,81 +379,30 @@ def _shipped(plugins: Plugins, release: Release) -> tuple[Path, str]:
     return source.directory, version
 
 
-def _add_distribution(workspace: Workspace, release: Release, locked: dict[str, Locked]) -> Locked:
-    from packaging.requirements import Requirement
+def _add_distribution(
+    workspace: Workspace,
+    plugins: Plugins,
+    release: Release,
+    locked: dict[str, Locked],
+    say: Say,
+    confirm: Confirm,
+) -> Locked:
+    from hippo_core.packs.distributions import install_release
+    from hippo_core.packs.wheels import pip_command
 
-    requirement = Requirement(release.distribution)
-    if not _satisfied(release.distribution):
-        run_pip(["install", release.distribution])
-    plugins = reloaded_plugins()
-    source = plugins.packs().get(release.name)
-    if source is None or source.plugin.first_party:
-        chosen = os.environ.get("HIPPO_LOAD_PLUGINS")
-        hint = (
-            f" (HIPPO_LOAD_PLUGINS={chosen!r} chooses which plugins load)"
-            if chosen is not None
-            else ""
-        )
+    command = " ".join([*pip_command("install"), f"'{release.distribution}'"])
+    if not confirm(f"{release.label} carries code: {command}; go on?"):
         raise HippoError(
-            f"{requirement.name} is installed, but no plugin of it registers a pack named "
-            f"'{release.name}'{hint}; nothing was recorded"
+            f"{release.label} carries code, which pip would install: {command}; nothing was "
+            f"installed; to install it: hippo pack add {release.name}=={release.version} --yes"
         )
-    dist = f"{source.plugin.distribution} {source.plugin.version}".strip()
-    # The distribution decides the version: pip may have chosen a newer one than listed.
-    manifest = read_manifest(source.directory)
-    version = manifest.version if manifest else release.version
-    then = (
-        f"it was not recorded, yet it runs from {dist}: pip uninstall {source.plugin.distribution}"
-    )
-    check_installable(source.directory, plugins, release.name, version, then=then)
-    entry = Locked(
-        name=release.name,
-        version=version,
-        origin="distribution",
-        source=dist,
-        registry=release.registry.label,
-        requirement=release.distribution,
-    )
+    with staging_folder(workspace) as staging:
+        entry = install_release(workspace, plugins, release, staging, say=say)
+    from hippo_core.packs.disabled import turn_on
+
+    turn_on(workspace, release.name)
     write_lock(workspace, {**locked, release.name: entry})
     return entry
-
-
-def _satisfied(requirement_text: str) -> bool:
-    from importlib.metadata import PackageNotFoundError, version
-
-    from packaging.requirements import Requirement
-
-    requirement = Requirement(requirement_text)
-    try:
-        found = version(requirement.name)
-    except PackageNotFoundError:
-        return False
-    return requirement.specifier.contains(found, prereleases=True)
-
-
-def run_pip(args: list[str]) -> None:
-    """Run pip with this Python, its output passed through; one line when it fails."""
-    import subprocess
-    import sys
-
-    command = [sys.executable, "-m", "pip", *args]
-    try:
-        code = subprocess.run(command, check=False).returncode
-    except OSError as exc:
-        raise HippoError(f"cannot run pip ({exc.strerror}): {' '.join(command)}") from None
-    if code != 0:
-        raise HippoError(f"pip {' '.join(args)} failed with exit code {code}; nothing was recorded")
-
-
-def reloaded_plugins() -> Plugins:
-    """The plugins loaded afresh, after pip changed what is installed."""
-    import importlib
-
-    from hippo_core.plugins import load_plugins, reset_plugins
-
-    importlib.invalidate_caches()
-    reset_plugins()
-    return load_plugins()
 
 
 def _runs_from(workspace: Workspace, entry: Locked) -> Path:

@@ -12,8 +12,9 @@ team has edited them since::
     source = "hippo-memory 0.1.0"
     registry = "https://example.org/hippo/index.toml"
     archive = "https://example.org/hippo/decisions-0.1.0.tar.gz"
-    sha256 = "9f86d081..."    # the archive's digest, verified before anything was installed
-    requirement = ""          # origin distribution: what pip installed
+    sha256 = "9f86d081..."    # the archive's (or wheel's) digest, checked before installing
+    requirement = ""          # origin distribution: what pip installed, pinned (x==1.2.0)
+    wheel = ""                # origin distribution: the wheel's file name, whose sha256 this is
 
     [packs.decisions.files]
     "pack.toml" = "2c26b46b..."
@@ -39,7 +40,16 @@ HEADER = (
     "# The packs installed in this workspace, written by hippo (init, pack add, update,\n"
     "# remove, vendor). Commit it with .hippo/packs/; do not edit it by hand.\n"
 )
-_TEXT_KEYS = ("version", "origin", "source", "registry", "archive", "sha256", "requirement")
+_TEXT_KEYS = (
+    "version",
+    "origin",
+    "source",
+    "registry",
+    "archive",
+    "requirement",
+    "wheel",
+    "sha256",
+)
 
 
 @dataclass(frozen=True)
@@ -56,10 +66,26 @@ class Locked:
     registry: str = ""
     archive: str = ""
     sha256: str = ""
+    """The SHA-256 of the archive (``registry``) or of the wheel (``distribution``)."""
     requirement: str = ""
+    """For ``distribution``: what pip installs, pinned to one version (``x==1.2.0``)."""
+    wheel: str = ""
+    """For ``distribution``: the wheel's file name."""
     files: dict[str, str] = field(default_factory=dict)
     """Each file's path in the pack -> the SHA-256 of its bytes as installed (none for a
     pack that runs from its distribution)."""
+
+    @property
+    def distribution(self) -> str:
+        """For ``distribution`` and ``vendored``: the distribution's name, as pip knows it."""
+        if self.requirement:
+            from packaging.requirements import InvalidRequirement, Requirement
+
+            try:
+                return Requirement(self.requirement).name
+            except InvalidRequirement:
+                pass
+        return self.source.split()[0] if self.source else ""
 
     def with_files(self, root: Path) -> Locked:
         return replace(self, files=file_digests(root))

@@ -83,15 +83,19 @@ class Manifest:
             f"upgrade hippo ({upgrade_hint()}) or install an older version of the pack"
         )
 
-    def missing_distributions(self) -> list[str]:
-        """The requirements of ``requires`` that no installed distribution satisfies."""
+    def missing_distributions(self, present: frozenset[str] = frozenset()) -> list[str]:
+        """The requirements of ``requires`` that no installed distribution satisfies (a
+        name in ``present``, canonical, counts as satisfied)."""
         from importlib.metadata import PackageNotFoundError, version
 
         from packaging.requirements import Requirement
+        from packaging.utils import canonicalize_name
 
         missing = []
         for text in self.requires:
             requirement = Requirement(text)
+            if canonicalize_name(requirement.name) in present:
+                continue
             try:
                 found = version(requirement.name)
             except PackageNotFoundError:

@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo_core.clock import stamp
 from hippo_core.errors import HippoError, UsageError
+from hippo_core.home import user_path
 from hippo_core.packs.archive import MAX_BYTES, FetchError, is_url, read_bytes, url_problem
 from hippo_core.packs.index import Index, Registry, parse_index
 
@@ -57,7 +58,7 @@ def registry_at(text: str, base: Path, *, what: str) -> Registry:
         return Registry(text, text)
     if not text.strip():
         raise UsageError(f"{what}: an empty location; give a path or an https URL")
-    path = Path(text).expanduser()
+    path = user_path(text)
     # Shown in messages: <workspace>/../team/index.toml reads better as the folder it is.
     return Registry(text, os.path.normpath(path if path.is_absolute() else base / path))
 
@@ -139,7 +140,7 @@ def load_index(registry: Registry, *, refresh: bool = False, say: Say = quiet) -
             f"using the copy fetched {_shown_time(cached[1])}"
         )
         return parse_index(cached[0], registry, cached[1])
-    fetched = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    fetched = stamp()
     index = parse_index(raw, registry, fetched)  # a malformed index is never cached
     _write_cached(registry, raw, fetched)
     return index

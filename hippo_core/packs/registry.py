@@ -17,6 +17,7 @@ An index is one TOML file, or JSON with the same structure when its name ends in
     yanked = ""                         # non-empty: why it was withdrawn
     source = { distribution = "hippo-memory>=0.1" }
     # or: source = { archive = "https://host/x-0.1.0.tar.gz", sha256 = "<64 hex digits>" }
+    # or: source = { distribution = "hippo-pack-x==0.1.0", sha256 = "<its wheel's digest>" }
 
 :mod:`hippo_core.packs.index` holds an index as hippo uses it, and
 :mod:`hippo_core.packs.registries` where the registries are and how they are read.
@@ -62,7 +63,9 @@ class SourceModel(_Model):
         "of a .tar.gz, .tgz or .zip holding the pack.",
     )
     sha256: str = Field(
-        "", description="The archive's SHA-256 in hex; required with archive, checked on install."
+        "",
+        description="The archive's SHA-256 in hex, required with archive; or, with a "
+        "distribution pinned to one version (==), its wheel's. Checked on install.",
     )
 
 
@@ -240,6 +243,26 @@ def _entry_problems(model: IndexModel, where: str) -> list[str]:
     return problems
 
 
+def _wheel_pin_problems(source: SourceModel) -> list[str]:
+    """A distribution's ``sha256`` is its wheel's: the requirement must name one version."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if not source.sha256 or source.archive:
+        return []
+    if not SHA256.match(source.sha256):
+        return ["source: sha256 must be 64 hex digits (sha256sum prints it)"]
+    try:
+        specifiers = list(Requirement(source.distribution).specifier)
+    except InvalidRequirement:
+        return []  # named already
+    if len(specifiers) != 1 or specifiers[0].operator != "==" or "*" in specifiers[0].version:
+        return [
+            "source: a sha256 with a distribution is its wheel's, so the requirement must "
+            "name one version (hippo-x==1.2.0)"
+        ]
+    return []
+
+
 def _version_problems(entry: VersionModel, pack: PackModel) -> list[str]:
     from packaging.requirements import InvalidRequirement, Requirement
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -274,8 +297,7 @@ def _version_problems(entry: VersionModel, pack: PackModel) -> list[str]:
                 f"source: distribution '{source.distribution}' is not a requirement "
                 "like hippo-jira>=1.2"
             )
-        if source.sha256 and not source.archive:
-            problems.append("source has sha256 but no archive")
+        problems.extend(_wheel_pin_problems(source))
     if source.archive:
         if not source.sha256:
             problems.append("source needs sha256 with an archive")

@@ -56,27 +56,40 @@ def module_name(name: str) -> str:
 
 
 def check_name(name: str, plugins: Plugins) -> None:
-    """Refuse a name that is no pack name, or that hippo's own packs use for a pack or a pass.
+    """Refuse a name that is no pack name, or that one of hippo's own packs uses for a pack
+    or a pass (those hippo's registry lists, and those its plugins ship).
 
     The scaffold's pass is named like the pack, and pass names are unique over every pack
-    of a workspace, where hippo's core pack runs too.
+    of a workspace, where hippo's packs run too; a pack named like one of hippo's would
+    stand in for it in every workspace of the environment.
     """
     if not NAME_RULE.match(name):
         raise UsageError(
             f"'{name}' is not a pack name: use lower-case letters, digits, '-' or '_', "
             "starting with a letter or digit, at most 64 characters"
         )
-    for source in plugins.all_packs():
-        if not source.plugin.builtin:
-            continue
-        if name == source.name:
+    for pack, passes in _first_party(plugins):
+        if name == pack:
             raise UsageError(f"'{name}' is the name of hippo's {name} pack; choose another name")
-        passes = source.directory / "passes"
-        if (passes / f"{name}.toml").is_file():
+        if name in passes:
             raise UsageError(
-                f"'{name}' is the name of a pass of hippo's {source.name} pack, and the new "
+                f"'{name}' is the name of a pass of hippo's {pack} pack, and the new "
                 "pack's pass takes the pack's name; pass names must be unique, so choose another"
             )
+
+
+def _first_party(plugins: Plugins) -> list[tuple[str, set[str]]]:
+    """hippo's own packs and their passes: its registry's, and those its plugins ship."""
+    from hippo_core.packs.registries import first_party, load_index
+
+    found: dict[str, set[str]] = {}
+    for pack in load_index(first_party()).packs.values():
+        found.setdefault(pack.name, set()).update(p for r in pack.releases for p in r.passes)
+    for source in plugins.all_packs():
+        if source.plugin.first_party:
+            passes = source.directory / "passes"
+            found.setdefault(source.name, set()).update(p.stem for p in passes.glob("*.toml"))
+    return sorted(found.items())
 
 
 def new_pack(name: str, parent: Path, plugins: Plugins) -> Scaffold:

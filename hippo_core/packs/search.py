@@ -27,6 +27,8 @@ class Hit:
     tags: tuple[str, ...] = ()
     license: str = ""
     homepage: str = ""
+    code: bool = False
+    """The newest version runs from a distribution pip installs: it carries code."""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -38,14 +40,21 @@ class Hit:
             "tags": list(self.tags),
             "license": self.license,
             "homepage": self.homepage,
+            "code": self.code,
         }
 
 
-def search(workspace: Workspace | None, query: str = "", *, say: Say = quiet) -> list[Hit]:
+def search(
+    workspace: Workspace | None, query: str = "", *, refresh: bool = False, say: Say = quiet
+) -> list[Hit]:
     """The packs of every registry matching ``query`` (name, summary, tags; any case).
 
     Without a workspace only hippo's own registry is searched (the others are settings).
+    ``refresh`` fetches every registry at a URL again. A registry that cannot be read is a
+    warning (through ``say``) and the others are searched all the same.
     """
+    from hippo_core.errors import HippoError
+
     if workspace is None:
         registries = [first_party()]
         locked: dict[str, Locked] = {}
@@ -54,7 +63,11 @@ def search(workspace: Workspace | None, query: str = "", *, say: Say = quiet) ->
         locked = read_lock(workspace)
     hits = []
     for registry in registries:
-        index = load_index(registry, say=say)
+        try:
+            index = load_index(registry, refresh=refresh, say=say)
+        except HippoError as error:
+            say(f"warning: {error}")
+            continue
         for pack in index.packs.values():
             if not pack.matches(query):
                 continue
@@ -70,6 +83,7 @@ def search(workspace: Workspace | None, query: str = "", *, say: Say = quiet) ->
                     tags=pack.tags,
                     license=pack.license,
                     homepage=pack.homepage,
+                    code=bool(newest and newest.distribution and not newest.shipped),
                 )
             )
     return sorted(hits, key=lambda hit: hit.name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ from hippo_core.packs.manifest import MANIFEST, Manifest, read_manifest
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:
+    from hippo_core.packs.lock import Locked
     from hippo_core.plugins import PackSource, Plugins
     from hippo_core.workspace import Workspace
 
@@ -51,14 +52,44 @@ class Found:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """A pack or theme that is here but does not run, and why; the others run without it."""
+
+    name: str
+    source: str
+    """Where it would run from: ``workspace``, ``<distribution> <version>``, or
+    ``packs.lock`` for one the lock file records that is not here at all."""
+    problem: str
+    """One line, its paths as the workspace shows them."""
+    fix: str = ""
+    """What to run or do about it; empty when the problem says it."""
+    locked: bool = False
+    """The lock file records it: the team counts on it running."""
+    root: Path | None = None
+    """Its folder, when there is one."""
+
+    def line(self) -> str:
+        """``pack 'x' (hippo-pack-x 0.1.0) did not run: <problem>; <fix>``."""
+        where = "" if self.source == "workspace" else f" ({self.source})"
+        fix = f"; {self.fix}" if self.fix else ""
+        return f"pack '{self.name}'{where} did not run: {self.problem}{fix}"
+
+
+@dataclass(frozen=True)
 class Survey:
-    """The packs (sorted by name), every installed theme, and the themes that are on."""
+    """The packs that can run (sorted by name), every installed theme, the themes that are
+    on, and the packs left out: turned off by ``disabled_packs``, or refused."""
 
     packs: tuple[Found, ...]
     themes: tuple[Found, ...]
     active: tuple[Found, ...]
     problems: tuple[PackError, ...] = ()
     """What is wrong with the ``themes`` setting, when the survey was not strict."""
+    left_out: tuple[LeftOut, ...] = ()
+    off: tuple[str, ...] = ()
+    """The names ``disabled_packs`` turned off that are here."""
+    off_from: dict[str, str] = field(default_factory=dict)
+    """Where each of ``off`` would run from: a folder, or ``<distribution> <version>``."""
 
     def overlays(self, pack: str) -> tuple[Path, ...]:
         """The folders of the themes on over ``pack``, the one that wins first."""
@@ -74,31 +105,78 @@ def _target(theme: Found) -> str:
 
 
 def survey(workspace: Workspace, plugins: Plugins, *, strict: bool = True) -> Survey:
-    """Every pack and theme here, each ``pack.toml`` checked; raises :class:`PackError`.
+    """Every pack and theme here, each ``pack.toml`` checked.
 
-    Not ``strict``, a theme that the settings name but that cannot be on is left off and
-    its problem kept in :attr:`Survey.problems` (for listing what is here).
+    A pack with a problem (a bad ``pack.toml``, a folder that is a link, a name two sources
+    give, a theme over it that is broken) is left out and said in :attr:`Survey.left_out`;
+    the rest run. Raises :class:`PackError` only for ``.hippo/packs`` itself being a link
+    and, when ``strict``, for a ``themes`` setting that names no theme here (not strict,
+    that theme is left off and its problem kept in :attr:`Survey.problems`).
     """
     from hippo_core.packs.lock import read_lock
 
-    vendored = {name for name, entry in read_lock(workspace).items() if entry.origin == "vendored"}
-    found = [_found(name, root, source) for name, root, source in _folders(workspace, plugins)]
-    _refuse_two_sources(workspace, found, vendored)
-    local = {f.name for f in found if f.source == "workspace"}
-    runs = {f.name: f for f in found if f.source == "workspace" or f.name not in local}
+    lock = read_lock(workspace)
+    disabled = set(workspace.settings.disabled_packs)
+    left: list[LeftOut] = []
+    off: list[str] = []
+    found: list[Found] = []
+    off_from: dict[str, str] = {}
+    for name, root, source in _folders(workspace, plugins, left):
+        if name in disabled:
+            off.append(name)
+            off_from[name] = workspace.relative(root) if source == "workspace" else source
+            continue
+        try:
+            found.append(_found(name, root, source))
+        except PackError as error:
+            problem = str(error.shown_in(workspace))
+            fix = disable_hint(workspace, name, source)
+            left.append(LeftOut(name, source, problem, fix, name in lock, root))
+    runs = _one_source(workspace, found, lock, left)
     ordered = sorted(runs.values(), key=lambda f: f.name)
-    packs = tuple(f for f in ordered if not f.is_theme)
+    packs = {f.name: f for f in ordered if not f.is_theme}
     themes = tuple(f for f in ordered if f.is_theme)
     problems: list[PackError] = []
     active: list[Found] = []
+    broken = {item.name for item in left}
     for name in workspace.settings.themes:
+        if name in disabled:
+            continue
         try:
-            active.append(_active(workspace, name, runs, {p.name: p for p in packs}, active))
-        except PackError as problem:
+            theme = _active(workspace, name, runs, packs, active, lock, broken)
+        except PackError as refused:
             if strict:
                 raise
-            problems.append(problem)
-    return Survey(packs, themes, tuple(active), tuple(problems))
+            problems.append(refused)
+            continue
+        if _target(theme) not in packs:
+            continue  # the pack it overlays is left out, and said so
+        try:
+            theme_overrides(theme, packs[_target(theme)].root)
+        except PackError as error:
+            # The pack does not run without the theme the team put over it.
+            problem = str(error.shown_in(workspace))
+            left.append(LeftOut(name, theme.source, problem, "", name in lock, theme.root))
+            base = packs.pop(_target(theme))
+            why = f"the theme '{name}' over it is broken: {problem}"
+            left.append(LeftOut(base.name, base.source, why, "", base.name in lock, base.root))
+            continue
+        active.append(theme)
+    kept = tuple(packs.values())
+    return Survey(kept, themes, tuple(active), tuple(problems), tuple(left), tuple(off), off_from)
+
+
+def disable_hint(workspace: Workspace, name: str, source: str) -> str:
+    """For a pack a distribution ships: how to turn it off here (empty for a folder's)."""
+    import json
+
+    if source == "workspace":
+        return ""
+    names = [n for n in workspace.settings.disabled_packs if n != name] + [name]
+    return (
+        f"fix or uninstall {source.split()[0]}, or turn it off here: "
+        f"hippo config set disabled_packs '{json.dumps(names)}'"
+    )
 
 
 def theme_overrides(theme: Found, target: Path) -> list[str]:
@@ -127,12 +205,15 @@ def theme_overrides(theme: Found, target: Path) -> list[str]:
     return paths
 
 
-def check_requirements(manifest: Manifest, file: Path) -> None:
-    """Refuse a pack that needs a newer hippo or a distribution that is not installed."""
+def check_requirements(
+    manifest: Manifest, file: Path, present: frozenset[str] = frozenset()
+) -> None:
+    """Refuse a pack that needs a newer hippo or a distribution that is not installed
+    (``present``: names taken as installed, such as the distribution being checked)."""
     problem = manifest.missing_hippo(__version__)
     if problem:
         raise PackError(file, problem)
-    missing = manifest.missing_distributions()
+    missing = manifest.missing_distributions(present)
     if missing:
         wanted = " ".join(f"'{text}'" for text in missing)
         raise PackError(
@@ -155,8 +236,11 @@ def _found(name: str, root: Path, source: str) -> Found:
     return Found(name, root, source, manifest)
 
 
-def _folders(workspace: Workspace, plugins: Plugins) -> Iterator[tuple[str, Path, str]]:
-    """``(name, folder, source)`` of each pack: the workspace's, then distributions'."""
+def _folders(
+    workspace: Workspace, plugins: Plugins, left: list[LeftOut]
+) -> Iterator[tuple[str, Path, str]]:
+    """``(name, folder, source)`` of each pack: the workspace's, then distributions'. A
+    folder that is a link, or a distribution's pack that is no folder, goes to ``left``."""
     folder = workspace.packs_dir
     if folder.is_symlink():
         raise PackError(folder.parent, f"{folder.name} {NO_LINKS}")
@@ -165,16 +249,22 @@ def _folders(workspace: Workspace, plugins: Plugins) -> Iterator[tuple[str, Path
             if entry.name.startswith("."):
                 continue
             if entry.is_symlink():
-                raise PackError(folder, f"{entry.name} {NO_LINKS}")
-            if entry.is_dir():
+                problem = str(PackError(folder, f"{entry.name} {NO_LINKS}").shown_in(workspace))
+                left.append(LeftOut(entry.name, "workspace", problem))
+            elif entry.is_dir():
                 yield entry.name, entry, "workspace"
     for source in plugins.all_packs():
-        if not source.plugin.first_party:
-            yield source.name, *_distribution_folder(source)
+        if source.plugin.first_party:
+            continue
+        origin = f"{source.plugin.distribution} {source.plugin.version}".strip()
+        try:
+            yield source.name, _distribution_folder(source, origin), origin
+        except PackError as error:
+            fix = disable_hint(workspace, source.name, origin)
+            left.append(LeftOut(source.name, origin, str(error), fix))
 
 
-def _distribution_folder(source: PackSource) -> tuple[Path, str]:
-    origin = f"{source.plugin.distribution} {source.plugin.version}".strip()
+def _distribution_folder(source: PackSource, origin: str) -> Path:
     name, directory = source.name, source.directory
     if not name or name.startswith(".") or "/" in name or "\\" in name:
         raise PackError(directory, f"{origin} registers a pack named '{name}'; not a folder name")
@@ -182,34 +272,55 @@ def _distribution_folder(source: PackSource) -> tuple[Path, str]:
         raise PackError(directory, f"the pack folder of {origin} {NO_LINKS}")
     if not directory.is_dir():
         raise PackError(directory, f"the pack folder of {origin} does not exist")
-    return directory, origin
+    return directory
 
 
-def _refuse_two_sources(workspace: Workspace, found: list[Found], vendored: set[str]) -> None:
-    by_name: dict[str, list[Found]] = {}
+def _one_source(
+    workspace: Workspace, found: list[Found], lock: dict[str, Locked], left: list[LeftOut]
+) -> dict[str, Found]:
+    """One source for each name: the workspace's folder over a distribution's pack, the
+    first distribution to register a name over later ones; those left out go to ``left``.
+
+    A folder the lock file records as vendored from the distribution, or whose
+    ``pack.toml`` requires it, is the copy meant to run: the distribution's is left out
+    without a word.
+    """
+    runs: dict[str, Found] = {}
     for item in found:
-        by_name.setdefault(item.name, []).append(item)
-    for name, items in sorted(by_name.items()):
-        if len(items) == 1:
+        first = runs.get(item.name)
+        if first is None:
+            runs[item.name] = item
             continue
-        local = [i for i in items if i.source == "workspace"]
-        elsewhere = [i for i in items if i.source != "workspace"]
-        if len(elsewhere) > 1:
-            shown = " and ".join(i.source for i in elsewhere)
-            raise PackError(
-                elsewhere[1].root,
-                f"two distributions register a pack named '{name}': {shown}; "
-                "uninstall one of them with pip",
+        local = first if first.source == "workspace" else None
+        if local is None:
+            problem = (
+                f"{first.source} registers a pack named '{item.name}' too, and runs it; "
+                f"uninstall one of them with pip"
             )
-        if local and name not in vendored:
-            folder = workspace.relative(local[0].root)
-            dist = elsewhere[0].source
-            raise PackError(
-                local[0].root,
-                f"pack '{name}' comes from two sources: {folder} and the distribution {dist}; "
-                f"keep one: delete the folder (hippo pack remove {name}) or uninstall "
-                f"{dist.split()[0]} with pip",
+        elif _meant(local, item, lock):
+            continue
+        else:
+            folder = workspace.relative(local.root)
+            problem = (
+                f"pack '{item.name}' comes from two sources: {folder} and the distribution "
+                f"{item.source}; the folder runs here; keep one: delete the folder (hippo "
+                f"pack remove {item.name}) or uninstall {item.source.split()[0]} with pip"
             )
+        left.append(LeftOut(item.name, item.source, problem, root=item.root))
+    return runs
+
+
+def _meant(local: Found, shipped: Found, lock: dict[str, Locked]) -> bool:
+    """Whether the folder is the copy of the distribution's pack meant to run here."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    entry = lock.get(local.name)
+    if entry is not None and entry.origin == "vendored":
+        return True
+    dist = canonicalize_name(shipped.source.split()[0])
+    requires = local.manifest.requires if local.manifest else ()
+    return any(canonicalize_name(Requirement(text).name) == dist for text in requires)
 
 
 def _active(
@@ -218,6 +329,8 @@ def _active(
     runs: dict[str, Found],
     packs: dict[str, Found],
     before: list[Found],
+    lock: dict[str, Locked],
+    broken: set[str],
 ) -> Found:
     shown = workspace.relative(workspace.settings_path)
     if any(theme.name == name for theme in before):
@@ -228,23 +341,22 @@ def _active(
 
         installed = [f.name for f in runs.values() if f.is_theme]
         close = difflib.get_close_matches(name, installed, n=1, cutoff=0.6)
-        fix = (
-            f"did you mean '{close[0]}'?"
-            if close
-            else f"install it (hippo pack add {name}) or take it out of themes in {shown}"
-        )
+        if close:
+            fix = f"did you mean '{close[0]}'?"
+        elif name in lock:
+            fix = "packs.lock records it: hippo pack sync installs it; or take it out of themes"
+        else:
+            fix = f"install it (hippo pack add {name}) or take it out of themes in {shown}"
         raise PackError(workspace.settings_path, f"themes: '{name}' is not installed here; {fix}")
     if not theme.is_theme:
         raise PackError(
             workspace.settings_path,
             f"themes: '{name}' is a pack, not a theme (its pack.toml names no overlays)",
         )
-    target = packs.get(_target(theme))
-    if target is None:
+    if _target(theme) not in packs and _target(theme) not in broken:
         raise PackError(
             theme.root / MANIFEST,
             f"theme '{name}' overlays '{_target(theme)}', which is not installed here; "
             f"install it (hippo pack add {_target(theme)}) or take '{name}' out of themes",
         )
-    theme_overrides(theme, target.root)
     return theme

@@ -1,10 +1,16 @@
-"""``hippo pack update``: every registry fetched again, then the installed packs planned,
-staged and checked, swapped in together, and those from a distribution upgraded by pip."""
+"""``hippo pack update [NAME[==VERSION]]``: every registry fetched again, then the installed
+packs moved to the newest version that installs (or the one named).
+
+Folders (archives, hippo's own packs) are staged and checked, then swapped in together; a
+pack whose newest version is refused falls back to the newest one that is not, and one that
+has none stays as it is, without stopping the others. Packs that run from a distribution
+are moved one by one afterwards, through their wheels (:mod:`~hippo_core.packs.distributions`).
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,8 +22,8 @@ from hippo_core.packs.changing import (
     rename_in,
     staging_folder,
 )
-from hippo_core.packs.index import SHIPPED_DISTRIBUTION, Index, Release
-from hippo_core.packs.install import reloaded_plugins, run_pip
+from hippo_core.packs.index import SHIPPED_DISTRIBUTION, Index, IndexPack, Release
+from hippo_core.packs.install import choose, parse_request
 from hippo_core.packs.lock import Locked, edited_files, file_digests, read_lock, write_lock
 from hippo_core.packs.manifest import read_manifest
 from hippo_core.packs.registries import FIRST_PARTY, Say, configured, load_index, quiet, registry_at
@@ -33,7 +39,10 @@ if TYPE_CHECKING:
 class _Plan:
     entry: Locked
     line: str = ""
-    release: Release | None = None
+    candidates: list[Release] = field(default_factory=list)
+    """Versions to try, best first; the first that installs is taken."""
+    named: bool = False
+    """The version was named (``NAME==VERSION``): no other is tried."""
     shipped: Path | None = None
     """hippo's folder of a builtin pack whose files changed."""
     pip: bool = False
@@ -43,18 +52,15 @@ class _Plan:
 
 def update(
     workspace: Workspace,
-    name: str | None = None,
+    request: str | None = None,
     *,
     force: bool = False,
     say: Say = quiet,
     done: Say = quiet,
 ) -> list[str]:
-    """Fetch every registry again, then bring the packs of the lock file (or ``name``) up to
-    date. ``done`` gets a line per pack as it is settled (``decisions 0.1.0 -> 0.2.0``);
-    the lines are returned too.
-
-    Folders are replaced together, after every new one was fetched and checked; packs
-    that run from a distribution are upgraded by pip afterwards, one by one.
+    """Fetch every registry again, then bring the packs of the lock file (or the one
+    ``request`` names, ``NAME`` or ``NAME==VERSION``) up to date. ``done`` gets a line per
+    pack as it is settled (``decisions 0.1.0 -> 0.2.0``); the lines are returned too.
     """
     from hippo_core.plugins import load_plugins
 
@@ -64,8 +70,7 @@ def update(
         lines.append(line)
         done(line)
 
-    if name is not None:
-        folder_name(name)
+    name, wanted = (None, None) if request is None else _request(request)
     with changing_packs(workspace):
         locked = read_lock(workspace)
         if name is not None and name not in locked:
@@ -73,66 +78,111 @@ def update(
         chosen = [locked[name]] if name is not None else [locked[n] for n in sorted(locked)]
         indexes = _refresh(workspace, locked, say)
         plugins = load_plugins()
-        plans = [_plan(workspace, plugins, entry, indexes, say) for entry in chosen]
-        _refuse_edited(workspace, [p for p in plans if p.release or p.shipped], force, name)
+        plans = [_plan(workspace, plugins, entry, indexes, wanted, say) for entry in chosen]
+        folders = [p for p in plans if not p.pip]
+        _refuse_edited(workspace, [p for p in folders if p.candidates or p.shipped], force, name)
         with staging_folder(workspace) as staging:
-            for number, plan in enumerate(plans):
-                _stage(workspace, plugins, plan, staging / str(number))
-            _swap(workspace, locked, [p for p in plans if p.new is not None], staging)
-        for plan in plans:
-            if not plan.pip:
+            for number, plan in enumerate(folders):
+                _stage(workspace, plugins, plan, staging / str(number), say)
+            _swap(workspace, locked, [p for p in folders if p.new is not None], staging)
+            for plan in folders:
                 settled(plan.line)
-        for plan in plans:
-            if plan.pip:
-                settled(_pip_update(workspace, plan.entry))
+            for number, plan in enumerate(p for p in plans if p.pip):
+                settled(_pip_update(workspace, plugins, plan, staging / f"pip-{number}", say))
     return lines
 
 
-def _refresh(workspace: Workspace, locked: dict[str, Locked], say: Say) -> dict[str, Index]:
-    """Every registry fetched again, by label: the configured ones and those the lock names."""
+def _request(text: str) -> tuple[str, str | None]:
+    folder_name(text.partition("==")[0].strip())  # one that leaves .hippo/packs/: refused
+    return parse_request(text)
+
+
+def _refresh(workspace: Workspace, locked: dict[str, Locked], say: Say) -> dict[str, Index | str]:
+    """Every registry fetched again, by label: the configured ones and those the lock names.
+
+    A registry that cannot be read at all maps to why, in a few words, and the packs from
+    it stay as they are; the others are updated all the same.
+    """
     registries = configured(workspace.settings, workspace.root)
     for entry in locked.values():
-        if entry.origin != "registry" or not entry.registry:
+        if entry.origin not in ("registry", "distribution") or not entry.registry:
             continue
         if entry.registry not in {r.label for r in registries}:
-            registries.append(registry_at(entry.registry, workspace.root, what="packs.lock"))
-    return {r.label: load_index(r, refresh=True, say=say) for r in registries}
+            try:
+                registries.append(registry_at(entry.registry, workspace.root, what="packs.lock"))
+            except HippoError as error:
+                say(f"warning: {error}")
+    found: dict[str, Index | str] = {}
+    for registry in registries:
+        try:
+            found[registry.label] = load_index(registry, refresh=True, say=say)
+        except HippoError as error:
+            say(f"warning: {error}")
+            found[registry.label] = str(error)
+    return found
 
 
 def _plan(
     workspace: Workspace,
     plugins: Plugins,
     entry: Locked,
-    indexes: dict[str, Index],
+    indexes: dict[str, Index | str],
+    wanted: str | None,
     say: Say,
 ) -> _Plan:
     now = f"{entry.name} {entry.version}"
     if entry.origin == "vendored":
         return _Plan(entry, f"{now} vendored from {entry.source}; update it with hippo pack vendor")
-    if entry.origin == "distribution":
-        return _Plan(entry, pip=True)
     if entry.origin == "builtin":
-        source = plugins.packs().get(entry.name)
-        if source is None or not source.plugin.first_party:
-            say(f"warning: hippo {__version__} no longer ships {entry.name}; it was left as it is")
-            return _Plan(entry, f"{now} left as it is")
-        if _shipped_digests(source.directory) == entry.files:
-            return _Plan(entry, f"{now} up to date")
-        return _Plan(entry, shipped=source.directory)
+        return _builtin(plugins, entry, wanted, say)
+    pip = entry.origin == "distribution"
     index = indexes.get(entry.registry or FIRST_PARTY)
-    pack = index.packs.get(entry.name) if index else None
+    if index is None and pip:
+        return _Plan(entry, f"{now} runs from {entry.source}; no registry recorded to update it")
+    if not isinstance(index, Index):
+        return _Plan(entry, f"{now} left as it is (registry {entry.registry} cannot be read)")
+    pack = index.packs.get(entry.name)
     if pack is None:
         say(f"warning: {entry.name} is no longer in registry {entry.registry}; left as it is")
-        return _Plan(entry, f"{now} left as it is")
+        return _Plan(entry, f"{now} left as it is", pip=False)
+    candidates = _candidates(pack, entry, wanted, say)
+    if not candidates:
+        return _Plan(entry, f"{now} up to date")
+    return _Plan(entry, candidates=candidates, named=wanted is not None, pip=pip)
+
+
+def _candidates(pack: IndexPack, entry: Locked, wanted: str | None, say: Say) -> list[Release]:
+    """The versions to move to, best first: the one named, or every installable version
+    newer than the one here (final releases before pre-releases)."""
+    from packaging.version import Version
+
+    if wanted is not None:
+        release = choose(pack, wanted, say)
+        return [] if release.parsed == Version(entry.version) else [release]
     current = pack.find(entry.version)
     if current is not None and current.yanked:
         say(f"warning: {current.label}, installed here, was yanked: {current.yanked}")
-    newest = pack.newest(__version__)
-    from packaging.version import Version
+    newer = [r for r in pack.installable(__version__) if r.parsed > Version(entry.version)]
+    finals = [r for r in newer if not r.parsed.is_prerelease]
+    return finals + [r for r in newer if r.parsed.is_prerelease]
 
-    if newest is None or newest.parsed <= Version(entry.version):
+
+def _builtin(plugins: Plugins, entry: Locked, wanted: str | None, say: Say) -> _Plan:
+    now = f"{entry.name} {entry.version}"
+    source = plugins.packs().get(entry.name)
+    if source is None or not source.plugin.first_party:
+        say(f"warning: hippo {__version__} no longer ships {entry.name}; it was left as it is")
+        return _Plan(entry, f"{now} left as it is")
+    if wanted is not None:
+        manifest = read_manifest(source.directory)
+        if manifest is not None and manifest.version != wanted:
+            raise HippoError(
+                f"hippo {__version__} ships {entry.name} {manifest.version}, not {wanted}; "
+                "a version of a pack that ships inside hippo comes with that hippo"
+            )
+    if _shipped_digests(source.directory) == entry.files:
         return _Plan(entry, f"{now} up to date")
-    return _Plan(entry, release=newest)
+    return _Plan(entry, shipped=source.directory)
 
 
 def _shipped_digests(directory: Path) -> dict[str, str]:
@@ -160,17 +210,13 @@ def _refuse_edited(workspace: Workspace, plans: list[_Plan], force: bool, name: 
         )
 
 
-def _stage(workspace: Workspace, plugins: Plugins, plan: _Plan, staging: Path) -> None:
-    """Put the new folder of ``plan`` in ``staging``, checked, with its lock entry."""
+def _stage(workspace: Workspace, plugins: Plugins, plan: _Plan, staging: Path, say: Say) -> None:
+    """Put the new folder of ``plan`` in ``staging``, checked, with its lock entry: the
+    first candidate that installs, or none (the pack stays, and the line says why)."""
     from hippo_core.packs.vendor import copy_pack
 
     entry = plan.entry
-    if plan.release is not None:
-        staging.mkdir()
-        root, new = fetch_and_check(workspace, plugins, plan.release, staging)
-        plan.staged, plan.new = root, new
-        plan.line = f"{entry.name} {entry.version} -> {plan.release.version}"
-    elif plan.shipped is not None:
+    if plan.shipped is not None:
         manifest = read_manifest(plan.shipped)
         version = manifest.version if manifest else entry.version
         check_installable(plan.shipped, plugins, entry.name, version, then="nothing was updated")
@@ -185,6 +231,36 @@ def _stage(workspace: Workspace, plugins: Plugins, plan: _Plan, staging: Path) -
         ).with_files(plan.staged)
         changed = "" if version != entry.version else " (hippo's copy changed)"
         plan.line = f"{entry.name} {entry.version} -> {version}{changed}"
+        return
+    refused: list[str] = []
+    for number, release in enumerate(plan.candidates):
+        folder = staging / str(number)
+        folder.mkdir(parents=True)
+        try:
+            root, new = fetch_and_check(workspace, plugins, release, folder)
+        except HippoError as error:
+            if plan.named:
+                raise
+            refused.append(str(error))
+            continue
+        plan.staged, plan.new = root, new
+        plan.line = f"{entry.name} {entry.version} -> {release.version}"
+        break
+    _say_refused(plan, refused, say)
+
+
+def _say_refused(plan: _Plan, refused: list[str], say: Say) -> None:
+    """Each newer version that could not be installed is a warning; the pack's line says
+    what it is now."""
+    now = f"{plan.entry.name} {plan.entry.version}"
+    for problem in refused:
+        say(f"warning: {problem}")
+    if not plan.line:
+        count = len(refused)
+        versions = (
+            "the newer version cannot" if count == 1 else f"none of the {count} newer versions can"
+        )
+        plan.line = f"{now} stays: {versions} be installed (warnings above say why)"
 
 
 def _swap(
@@ -218,23 +294,30 @@ def _swap(
         raise
 
 
-def _pip_update(workspace: Workspace, entry: Locked) -> str:
-    before = f"{entry.name} {entry.version}"
-    if not entry.requirement:
-        return f"{before} runs from {entry.source}; no requirement recorded to update it with"
-    run_pip(["install", "-U", entry.requirement])
-    source = reloaded_plugins().packs().get(entry.name)
-    if source is None or source.plugin.first_party:
-        raise HippoError(
-            f"after pip install -U {entry.requirement}, no plugin registers a pack named "
-            f"'{entry.name}'"
-        )
-    manifest = read_manifest(source.directory)
-    version = manifest.version if manifest else entry.version
-    dist = f"{source.plugin.distribution} {source.plugin.version}".strip()
-    from dataclasses import replace
+def _pip_update(
+    workspace: Workspace, plugins: Plugins, plan: _Plan, staging: Path, say: Say
+) -> str:
+    """Move a pack that runs from a distribution to the first candidate that installs."""
+    from hippo_core.packs.distributions import install_release
 
-    locked = read_lock(workspace)
-    locked[entry.name] = replace(entry, version=version, source=dist)
-    write_lock(workspace, locked)
-    return f"{before} up to date" if version == entry.version else f"{before} -> {version}"
+    entry = plan.entry
+    if not plan.candidates:
+        return plan.line
+    refused: list[str] = []
+    for number, release in enumerate(plan.candidates):
+        folder = staging / str(number)
+        folder.mkdir(parents=True)
+        try:
+            new = install_release(workspace, plugins, release, folder, previous=entry, say=say)
+        except HippoError as error:
+            if plan.named:
+                raise
+            refused.append(str(error))
+            continue
+        locked = read_lock(workspace)
+        locked[entry.name] = replace(new, registry=entry.registry or new.registry)
+        write_lock(workspace, locked)
+        plan.line = f"{entry.name} {entry.version} -> {new.version}"
+        break
+    _say_refused(plan, refused, say)
+    return plan.line

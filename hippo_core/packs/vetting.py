@@ -94,14 +94,15 @@ def check_installable(
         ):
             raise HippoError(
                 f"{label}: its pack.toml says {manifest.name} {manifest.version}, not what "
-                f"the registry lists; {then}"
+                f"the registry lists" + (f"; {then}" if then else "")
             )
         return check_pack(root, plugins)
     except PackError as error:
         shown = _inside(error.path, root)
         where = f"{shown}:{error.line}" if error.line else shown
         raise HippoError(
-            f"{label} is not a pack hippo can run: {where}: {error.problem}; {then}"
+            f"{label} is not a pack hippo can run: {where}: {error.problem}"
+            + (f"; {then}" if then else "")
         ) from None
 
 
@@ -114,14 +115,21 @@ def _inside(path: Path, root: Path) -> str:
 
 
 def refuse_twin_passes(workspace: Workspace, plugins: Plugins, pack: Pack, label: str) -> None:
-    # --pass chooses by file name, so a pass name may be used once over all the packs here.
-    mine = {p.name for p in pack.passes}
-    if not mine:
-        return
+    refuse_twin_names(workspace, plugins, pack.name, {p.name for p in pack.passes}, label)
+
+
+def refuse_twin_names(
+    workspace: Workspace, plugins: Plugins, pack: str, passes: set[str], label: str
+) -> None:
+    """Refuse the pack ``pack`` with these pass names when another pack here has one.
+
+    ``--pass`` chooses by file name, so a pass name may be used once over all the packs
+    here; a pack that came in with a taken name would be left out of every dream.
+    """
     for other, root in _pack_roots(workspace, plugins):
-        if other == pack.name:
+        if other == pack or other in workspace.settings.disabled_packs:
             continue
-        for name in sorted(mine):
+        for name in sorted(passes):
             if (root / "passes" / f"{name}.toml").is_file():
                 raise HippoError(
                     f"{label} has a pass named '{name}', and so does pack '{other}' "

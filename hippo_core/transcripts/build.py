@@ -1,10 +1,11 @@
 """Building turns while reading records in file order, shared by every source.
 
 A source opens a turn at each human prompt and feeds it what follows: answer text, tool
-calls with the files they read or edited, and the records' byte ends and times. The
-builder resolves paths against the turn's cwd, picks out the files the text cites, and
-remembers the state the source had when the last turn opened, which is where the next
-read resumes (that turn may still grow).
+calls with the files they read or edited, what they read from outside the project, and the
+records' byte ends and times. The builder resolves paths against the turn's cwd, notes the
+files read outside the project (:mod:`hippo_core.transcripts.project`), picks out the files
+the text cites, and remembers the state the source had when the last turn opened, which is
+where the next read resumes (that turn may still grow).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from collections.abc import Iterable
 
 from hippo_core import handover, jsontext
 from hippo_core.patterns import Lazy
+from hippo_core.transcripts.external import clean, outside_file
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
+from hippo_core.transcripts.project import Scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,12 +56,18 @@ def cited_paths(text: str, cwd: str | None) -> list[str]:
 class OpenTurn:
     """A turn being read: mutable until the next prompt closes it."""
 
-    __slots__ = ("answers", "state", "turn")
+    __slots__ = ("answers", "scope", "seen", "state", "turn")
 
-    def __init__(self, turn: Turn, state: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, turn: Turn, state: dict[str, Any] | None = None, scope: Scope | None = None
+    ) -> None:
         self.turn = turn
         self.answers: list[str] = []
         self.state: dict[str, Any] = {} if state is None else state
+        self.scope = Scope() if scope is None else scope
+        if turn.external is None:
+            turn.external = []
+        self.seen: set[str] | None = None  # made when the turn first reads from outside
 
     def say(self, text: str) -> None:
         """Add assistant text (blocks of one answer are joined by blank lines)."""
@@ -72,14 +81,38 @@ class OpenTurn:
         self.files(read=read, edited=edited)
 
     def files(self, *, read: Iterable[str] = (), edited: Iterable[str] = ()) -> None:
-        """Record files the turn read or edited, learnt apart from the call (from its result)."""
-        cwd = self.turn.cwd
+        """Record files the turn read or edited, learnt apart from the call (from its result).
+
+        A file read outside the project is also something the turn read from outside,
+        unless the turn wrote it itself first."""
+        turn = self.turn
+        cwd = turn.cwd
+        inside = f"{cwd}/" if cwd else None
         for path in read:
             if path:
-                _add(self.turn.files_read, resolve(path, cwd))
+                full = resolve(path, cwd)
+                _add(turn.files_read, full)
+                if inside is not None and full.startswith(inside):
+                    continue  # the turn's own folder: most reads, decided at once
+                if full not in turn.files_edited and self.scope.outside(full, cwd):
+                    self.external(outside_file(full))
         for path in edited:
             if path:
-                _add(self.turn.files_edited, resolve(path, cwd))
+                _add(turn.files_edited, resolve(path, cwd))
+
+    def external(self, *descriptions: str) -> None:
+        """Record what the turn read from outside the project, described with
+        :mod:`hippo_core.transcripts.external`, each once."""
+        found = self.turn.external
+        if found is None:
+            found = self.turn.external = []
+        if self.seen is None:
+            self.seen = set(found)
+        for description in descriptions:
+            text = clean(description)
+            if text and text not in self.seen:
+                self.seen.add(text)
+                found.append(text)
 
     def reach(self, end: int, at: str | None = None) -> None:
         """The turn now runs to byte ``end`` (and time ``at``, when given)."""
@@ -107,12 +140,16 @@ class TurnBuilder:
     """Collects the turns of one file read from ``resume``.
 
     ``state`` is the source's state (JSON-able); the builder keeps the next ordinal of each
-    session in ``state["ordinals"]`` and snapshots ``state`` when a turn opens.
+    session in ``state["ordinals"]`` and snapshots ``state`` when a turn opens. ``own`` are
+    the agent's own folders (:class:`~hippo_core.transcripts.project.Scope`): a file read
+    there is not counted as read from outside the project.
     """
 
-    def __init__(self, source: str, resume: Resume) -> None:
+    def __init__(self, source: str, resume: Resume, *, own: tuple[str, ...] = ()) -> None:
         self.source = source
         self.resume = resume
+        #: Which files are the project's; ``own`` are the agent's own folders.
+        self.scope = Scope(own)
         self.state = _snapshot(resume.state)
         self.state.setdefault("ordinals", {})
         self.turns: list[OpenTurn] = []
@@ -155,8 +192,9 @@ class TurnBuilder:
             end=end,
             started=at,
             ended=at,
+            external=[],
         )
-        self.current = OpenTurn(turn, state=snapshot)
+        self.current = OpenTurn(turn, state=snapshot, scope=self.scope)
         self.turns.append(self.current)
         return self.current
 

@@ -60,7 +60,9 @@ class JsonLines:
     ``wanted`` sees each raw line first; a line it rejects is passed over without being
     parsed (the cheap way past the large records a source never reads). A line ``light``
     accepts is handed over unparsed, for a source that needs only a byte or two of it (a
-    large tool result whose only news is that it arrived). After iteration,
+    large tool result whose only news is that it arrived); the source may set ``light``
+    again between records (to parse what it would pass over while it waits for one). After
+    iteration,
     ``committed`` is the offset past the last complete line and ``corrupt`` the number of
     corrupt lines past ``resume.seen``.
     """
@@ -97,7 +99,7 @@ class JsonLines:
             yield from self._records(file, self.resume.offset)
 
     def _records(self, lines: Iterable[bytes], position: int) -> Iterator[Record]:
-        wanted, light = self.wanted, self.light
+        wanted = self.wanted
         for line in lines:
             start, position = position, position + len(line)
             terminated = line.endswith(b"\n")
@@ -105,6 +107,7 @@ class JsonLines:
                 self.committed = position
             if not line.strip() or (wanted is not None and not wanted(line)):
                 continue
+            light = self.light  # a source may change it between records
             if light is not None and light(line):
                 yield Record(start, position, None, line)
                 continue

@@ -82,6 +82,14 @@ class Turn(Struct):
     absolute, resolved against the turn's cwd. ``start``/``end`` are the byte range of the
     turn's records in ``source`` (for formats that are not read by offset, the whole file).
     Times are ISO 8601 UTC strings.
+
+    ``external`` is what the agent read from outside the project during the turn, in order:
+    one short description per page fetched, search made, MCP tool called, file read outside
+    the turn's git work trees, or sub-agent that did one of these, built with the helpers
+    of :mod:`hippo_core.transcripts.external` (``web: WebFetch https://...``,
+    ``MCP: github get_issue``, ``file outside the project: ~/Downloads/README.md``). An
+    empty list says the turn read nothing from outside; None (the default) that the source
+    does not tell. The ingest cleans, bounds and redacts it.
     """
 
     __slots__ = (
@@ -94,6 +102,7 @@ class Turn(Struct):
         "files_read",
         "files_edited",
         "files_cited",
+        "external",
         "started",
         "ended",
         "cwd",
@@ -111,6 +120,7 @@ class Turn(Struct):
     files_read: list[str]
     files_edited: list[str]
     files_cited: list[str]
+    external: list[str] | None
     started: str | None
     ended: str | None
     cwd: str | None
@@ -130,6 +140,7 @@ class Turn(Struct):
         files_read: list[str] | None = None,
         files_edited: list[str] | None = None,
         files_cited: list[str] | None = None,
+        external: list[str] | None = None,
         started: str | None = None,
         ended: str | None = None,
         cwd: str | None = None,
@@ -148,6 +159,7 @@ class Turn(Struct):
             files_read=[] if files_read is None else files_read,
             files_edited=[] if files_edited is None else files_edited,
             files_cited=[] if files_cited is None else files_cited,
+            external=external,
             started=started,
             ended=ended,
             cwd=cwd,

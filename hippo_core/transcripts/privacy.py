@@ -21,9 +21,11 @@ if TYPE_CHECKING:
     pass
 
 PRIVATE_SESSION_MARKER = "<private-session>"
-#: The first line of every prompt hippo sends a model (dream, review, sleep): an agent that
-#: keeps its model calls as transcripts (``claude -p``) must not feed them back as sessions.
+#: How the first line of every prompt hippo sends a model (dream, review, sleep) begins: an
+#: agent that keeps its model calls as transcripts (``claude -p``) must not feed them back
+#: as sessions. The whole line carries this machine's key (:func:`model_call_line`).
 MODEL_CALL_MARKER = "<hippo-model-call>"
+_KEY_FILE = "model-call.key"
 PRIVATE_OPEN = "<private>"
 PRIVATE_REPLACEMENT = "[private]"
 
@@ -44,9 +46,48 @@ def is_private_session(prompt: str) -> bool:
     return _has_line(prompt, PRIVATE_SESSION_MARKER)
 
 
-def is_model_call(prompt: str) -> bool:
-    """True for a prompt hippo itself sent a model: its session is hippo's own call."""
-    return _has_line(prompt, MODEL_CALL_MARKER)
+def model_call_line() -> str:
+    """The first line of the prompts hippo sends models from this machine: the marker with
+    a key of this machine's own (``$HIPPO_HOME/model-call.key``, made once), so that a
+    person or a page that pastes the marker cannot make a session look like hippo's."""
+    import os
+
+    from hippo_core.home import home_folder
+    from hippo_core.owner_only import owner_only_write
+
+    path = os.path.join(home_folder(), _KEY_FILE)
+    key = _read_key(path)
+    if not key:
+        owner_only_write(path, os.urandom(12).hex() + "\n", top=home_folder())
+        key = _read_key(path)
+    return f'<hippo-model-call key="{key}">'
+
+
+def _read_key(path: str) -> str:
+    try:
+        with open(path, encoding="ascii") as handle:
+            found = handle.read().strip()
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return found if found.isalnum() else ""
+
+
+def model_call_key() -> str:
+    """This machine's key for its model calls; empty before hippo sent any."""
+    import os
+
+    from hippo_core.home import home_folder
+
+    return _read_key(os.path.join(home_folder(), _KEY_FILE))
+
+
+def is_model_call(prompt: str, key: str) -> bool:
+    """True for the first prompt of a session hippo itself sent a model from this machine
+    (its first line is :func:`model_call_line`, with ``key``): that session is hippo's own
+    call. The marker anywhere else, or with another key, is text like any other."""
+    if not key or not prompt.startswith(MODEL_CALL_MARKER[:-1]):
+        return False
+    return prompt.split("\n", 1)[0].strip() == f'<hippo-model-call key="{key}">'
 
 
 def _has_line(prompt: str, marker: str) -> bool:

@@ -1,7 +1,9 @@
-"""What a shell command or a patch says about files, for agents that work through a shell.
+"""What a shell command or a patch says about files and fetches, for agents that work
+through a shell.
 
 Codex reads files with ``cat`` and edits them with ``apply_patch``; other agents' shell
-tools run the same commands. Reading files off a command line is a heuristic, and says so.
+tools run the same commands, and fetch pages with ``curl`` or GitHub's issues with ``gh``.
+Reading files and fetches off a command line is a heuristic, and says so.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterator
 
 from hippo_core.patterns import Lazy
 from hippo_core.transcripts.build import resolve
+from hippo_core.transcripts.external import fetched, web
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,6 +26,12 @@ _READERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat"}
 #: Options that take a value, per reading program.
 _VALUED = {"head": ("-n", "-c"), "tail": ("-n", "-c"), "sed": ("-e", "-f"), "nl": ("-b", "-w")}
 _SEPARATORS = frozenset({"&&", "||", "|", ";", "&", "(", ")"})
+#: Programs that fetch what a URL names, and the GitHub CLI's commands that read issues,
+#: pull requests, releases and the like.
+_FETCHERS = frozenset({"curl", "wget", "http", "https", "xh", "lynx", "w3m", "links"})
+_GH_READS = frozenset({"api", "issue", "pr", "release", "gist", "repo", "search", "run"})
+_MAYBE_FETCH = Lazy(r"(?<![\w.-])(?:curl|wget|https?|xh|lynx|w3m|links|gh)(?![\w.-])")
+_URL_WORD = Lazy(r"(?:https?|ftp)://\S+")
 
 
 def command_text(value: Any) -> str:
@@ -47,13 +56,8 @@ def patched_files(patch: str, workdir: str | None) -> list[str]:
     return [resolve(m.group(1), workdir) for m in _PATCH_HEADER.finditer(patch)]
 
 
-def files_read(command: str) -> list[str]:
-    """Files a shell command prints with ``cat``/``head``/``tail``/``sed``/``nl``/``less``.
-
-    A heuristic: options are dropped with their values (``head -n 5``, ``sed -e s``), so are
-    sed's script, redirections, numbers and words with globs or variables. A heredoc and
-    ``sed -i`` (an edit) are not reads; a ``cd`` before the command is not followed.
-    """
+def _segments(command: str) -> list[list[str]]:
+    """The simple commands of a command line, as words (a heredoc's body left out)."""
     try:
         import shlex
 
@@ -62,17 +66,49 @@ def files_read(command: str) -> list[str]:
         words = list(lexer)
     except ValueError:
         return []
-    found: list[str] = []
+    found: list[list[str]] = []
     segment: list[str] = []
     for word in [*words, ";"]:
         if word not in _SEPARATORS:
             segment.append(word)
-            continue
-        program = os.path.basename(segment[0]) if segment else ""
+        elif segment:
+            found.append(segment)
+            segment = []
+    return found
+
+
+def fetches(command: str) -> list[str]:
+    """What a shell command fetches from outside, described (``web: curl https://...``,
+    ``web: gh issue view 12``): ``curl``, ``wget``, HTTPie, ``xh`` and text browsers with
+    the URLs they name, and the GitHub CLI's reading commands. A heuristic, like
+    :func:`files_read`."""
+    if _MAYBE_FETCH.search(command) is None:
+        return []
+    found: list[str] = []
+    for segment in _segments(command):
+        program = os.path.basename(segment[0])
+        if program in _FETCHERS:
+            urls = [w for w in segment[1:] if _URL_WORD.match(w)]
+            found.extend(fetched(program, url) for url in urls or [""])
+        elif program == "gh" and len(segment) > 1 and segment[1] in _GH_READS:
+            words = [w for w in segment[1:] if not w.startswith("-")][:3]
+            found.append(web("gh", " ".join(words)))
+    return found
+
+
+def files_read(command: str) -> list[str]:
+    """Files a shell command prints with ``cat``/``head``/``tail``/``sed``/``nl``/``less``.
+
+    A heuristic: options are dropped with their values (``head -n 5``, ``sed -e s``), so are
+    sed's script, redirections, numbers and words with globs or variables. A heredoc and
+    ``sed -i`` (an edit) are not reads; a ``cd`` before the command is not followed.
+    """
+    found: list[str] = []
+    for segment in _segments(command):
+        program = os.path.basename(segment[0])
         in_place = program == "sed" and any(w.startswith("-i") for w in segment)
         if program in _READERS and not in_place:
             found.extend(_operands(program, segment[1:]))
-        segment = []
     return found
 
 

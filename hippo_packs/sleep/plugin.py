@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from hippo_core import ContextPart, Finding, Workspace
+    from hippo_core import ContextPart, Finding, Note, Workspace
 
 #: Where the intents go in the context block: after the session line, before relevant notes.
 INTENTS_ORDER = 45
@@ -144,6 +144,22 @@ def hippo_pass_gate(workspace: Workspace, pass_: Any, chunk: Any) -> str | None:
 
 
 @hookimpl
+def hippo_register_validators(register: Callable[[Any], None]) -> None:
+    from hippo_packs.sleep.hooks.dreams import CoresFolder
+
+    register(CoresFolder())
+
+
+@hookimpl
+def hippo_notes_left_alone(workspace: Workspace, pass_: Any, notes: list[Note]) -> dict[str, str]:
+    if pass_.pack == "sleep" or not os.path.isdir(workspace.inside(".hippo", "packs", "sleep")):
+        return {}
+    from hippo_packs.sleep.hooks.dreams import left_alone
+
+    return left_alone(workspace, notes)
+
+
+@hookimpl
 def hippo_local_paths(workspace: Workspace) -> list[str]:
     return list(LOCAL)
 
@@ -163,7 +179,7 @@ def _intents(workspace: Workspace) -> str:
     """The near-term intents (the brief request, the draft waiting for review), a line
     each, at most five, each at most 300 characters: what the main model sees first."""
     from hippo_core import HippoError, read_json_object
-    from hippo_packs.sleep.records.clock import now as clock_now
+    from hippo_core import now as clock_now
 
     path = workspace.inside(".hippo", "sleep", "intents.json")
     try:

@@ -11,6 +11,13 @@ meta or compaction record, a slash-command wrapper, an interrupt or a notificati
 takes every record up to the next one. Records carry their own ``uuid``, kept through
 resumed and forked files, so the prompt's ``uuid`` is the turn's key. Format notes:
 ``shared/research/transcripts.md`` section 1 and ``realclients/README.md`` section 1.
+
+What a turn read from outside the project: ``WebFetch`` and ``WebSearch`` (Claude Code's
+web tools), MCP tools (``mcp__<server>__<tool>``, and ``ReadMcpResourceTool``), the API's
+own web search and fetch and MCP connector blocks, pages fetched by ``Bash`` commands
+(``curl``, ``gh issue view`` ...), files read outside the project (those in Claude Code's
+own folder aside: its large tool outputs are kept there), and a foreground sub-agent
+(``Agent``/``Task``) whose result lists one of these tools among those it used.
 """
 
 from __future__ import annotations
@@ -22,9 +29,12 @@ from pathlib import Path
 
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
+from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
+from hippo_core.transcripts.project import agent_folder
+from hippo_core.transcripts.shell import fetches
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,6 +89,12 @@ _EDITS = {
     "Write": "file_path",
     "NotebookEdit": "notebook_path",
 }
+#: The tools that hand a task to a sub-agent (``Task`` in older versions).
+_AGENTS = frozenset({"Agent", "Task"})
+#: Tools that read nothing from outside by themselves (most calls): no need to look closer.
+_LOCAL = frozenset({*_READS, *_EDITS, "Glob", "Grep", "TodoWrite", *_AGENTS})
+#: What most calls read from outside: nothing (shared, never changed).
+_NONE: list[str] = []
 
 
 class ClaudeCodeSource(TranscriptSource):
@@ -109,8 +125,8 @@ class ClaudeCodeSource(TranscriptSource):
         yield from sorted(found)  # a session before its sub-agents
 
     def parse(self, path: Path, resume: Resume) -> Parsed:
-        reader = _Reader(path, resume)
         lines = JsonLines(path, resume, wanted=_wanted, light=_plain_tool_result)
+        reader = _Reader(path, resume, lines)
         try:
             for record in lines:
                 if record.data is None:
@@ -199,6 +215,38 @@ def _prompt(record: Mapping[str, Any], message: Mapping[str, Any]) -> str | None
     return "\n\n".join(texts) or None
 
 
+def _external(name: str, arguments: Mapping[str, Any]) -> list[str]:
+    """What a tool call read from outside the project, by Claude Code's tool names."""
+    if name in _LOCAL:
+        return _NONE
+    if name == "WebFetch":
+        return [external.fetched(name, _text(arguments.get("url")) or "")]
+    if name == "WebSearch":
+        return [external.searched(name, _text(arguments.get("query")) or "")]
+    if name == "Bash":
+        return fetches(_text(arguments.get("command")) or "")
+    if name == "ReadMcpResourceTool":
+        server, uri = _text(arguments.get("server")) or "", _text(arguments.get("uri")) or ""
+        return [external.mcp(server, f"resource {uri}".strip())]
+    found = external.mcp_name(name)
+    return [found] if found else []
+
+
+def _server_block(block: Mapping[str, Any]) -> list[str]:
+    """What a block of the API's own tools read: its web search and fetch, and the MCP
+    connector's calls."""
+    name = _text(block.get("name")) or ""
+    arguments = block.get("input")
+    arguments = arguments if isinstance(arguments, dict) else {}
+    if block.get("type") == "mcp_tool_use":
+        return [external.mcp(_text(block.get("server_name")) or "", name)]
+    if name == "web_search":
+        return [external.searched(name, _text(arguments.get("query")) or "")]
+    if name == "web_fetch":
+        return [external.fetched(name, _text(arguments.get("url")) or "")]
+    return []
+
+
 class _Turn:
     """A turn being read, with what is needed to count each record and call once."""
 
@@ -208,30 +256,47 @@ class _Turn:
         self.open = open
         self.records: set[str] = set() if records is None else records
         self.said: set[tuple[str, str]] = set()
-        self.calls: dict[str, tuple[list[str], list[str]]] = {}
+        #: call id -> the files it read and edited, and what it read from outside
+        self.calls: dict[str, tuple[list[str], list[str], list[str]]] = {}
         self.failed: set[str] = set()
 
     def finish(self) -> None:
-        """Add the files of the calls that did not fail, in the order they were made."""
-        for call_id, (read, edited) in self.calls.items():
+        """Add the files, and what was read from outside, of the calls that did not fail,
+        in the order they were made."""
+        for call_id, (read, edited, outside) in self.calls.items():
             if call_id not in self.failed:
                 self.open.files(read=read, edited=edited)
+                if outside:
+                    self.open.external(*outside)
         self.calls.clear()
 
 
 class _Reader:
     """Reads the records of one file in order; ``state`` survives in :class:`Resume`."""
 
-    def __init__(self, path: Path, resume: Resume) -> None:
+    def __init__(self, path: Path, resume: Resume, lines: JsonLines) -> None:
         self.path = path
+        self.lines = lines
         self.agent = path.name.startswith("agent-")
-        self.builder = TurnBuilder(str(path), resume)
+        own = agent_folder(str(path), "projects")
+        self.builder = TurnBuilder(str(path), resume, own=(own,) if own else ())
         self.state = self.builder.state
         # Kept out of the builder's state, which is copied at every turn.
         self.earlier: list[str] = list(self.state.pop("prompts", []))
         self.prompts = set(self.earlier)
         self.new_prompts: list[tuple[int, str]] = []
         self.current: _Turn | None = None
+        #: The open turn's sub-agent calls whose results are still to come: while there
+        #: are any, tool results are parsed, to read which tools the sub-agent used.
+        self.awaiting: dict[str, str] = {}
+
+    def _await(self, call_id: str, tool: str | None) -> None:
+        """Wait for the result of the sub-agent call ``call_id`` (``tool`` None: no more)."""
+        if tool is None:
+            self.awaiting.pop(call_id, None)
+        else:
+            self.awaiting[call_id] = tool
+        self.lines.light = None if self.awaiting else _plain_tool_result
 
     def feed(self, start: int, end: int, record: Any) -> None:
         if not isinstance(record, dict):
@@ -266,10 +331,30 @@ class _Reader:
         current.open.reach(end, at)
         if kind == "user":
             for block in _blocks(message):
-                if block.get("type") == "tool_result" and block.get("is_error") is True:
-                    current.failed.add(str(block.get("tool_use_id")))
+                if block.get("type") != "tool_result":
+                    continue
+                call_id = str(block.get("tool_use_id"))
+                if block.get("is_error") is True:
+                    current.failed.add(call_id)
+                if call_id in self.awaiting:
+                    self._delegated(current, call_id, record.get("toolUseResult"))
         else:
             self._answer(current, record, message, start)
+
+    def _delegated(self, current: _Turn, call_id: str, result: Any) -> None:
+        """A sub-agent's result: the tools it used that read from outside, as the parent's."""
+        tool = self.awaiting[call_id]
+        self._await(call_id, None)
+        used = result.get("toolsUsed") if isinstance(result, dict) else None
+        call = current.calls.get(call_id)
+        if call is None or not isinstance(used, list):
+            return
+        read, edited, outside = call
+        for name in used:
+            if isinstance(name, str):  # known by name only: no URL, no command
+                found = _external(name, {})
+                outside = [*outside, *(external.subagent(tool, text) for text in found)]
+        current.calls[call_id] = (read, edited, outside)
 
     def arrived(self, end: int) -> None:
         """A tool result that did not fail (unparsed): the open turn runs to ``end``."""
@@ -318,6 +403,9 @@ class _Reader:
     ) -> None:
         if self.current is not None:
             self.current.finish()
+        if self.awaiting:  # a background sub-agent's result comes as a later prompt
+            self.awaiting.clear()
+            self.lines.light = _plain_tool_result
         if uuid and uuid in self.prompts:
             # A copy of a prompt this file already holds: it and what follows were counted.
             self.current = None
@@ -362,8 +450,13 @@ class _Reader:
                 current.calls[call_id] = (
                     _path(arguments, _READS, name),
                     _path(arguments, _EDITS, name),
+                    _NONE if name in _LOCAL else _external(name, arguments),
                 )
+                if name in _AGENTS:
+                    self._await(call_id, name)
                 current.open.call(name)
+            elif kind in ("server_tool_use", "mcp_tool_use"):
+                current.open.external(*_server_block(block))
 
     def result(self, committed: int, corrupt: int) -> Parsed:
         if self.current is not None:

@@ -11,6 +11,13 @@ read, so a version writing both counts nothing twice. Tool calls come from
 ``patch_apply_end``/``FileChange``; read files from ``cat``/``head``/``tail``/``sed``/``nl``
 commands that exited 0 (a heuristic) and from Codex's own ``parsed_cmd``.
 
+What a turn read from outside the project: the built-in web search (``web_search_call``
+items, ``web_search_end`` events, ``WebSearch`` items: a query, a page opened or searched),
+MCP tools (a ``function_call`` in an ``mcp__<server>`` namespace or named
+``mcp__<server>__<tool>``, ``mcp_tool_call_end`` events, ``McpToolCall`` items), pages
+fetched by shell commands that exited 0 (``curl``, ``gh issue view`` ...), and files read
+outside the project (those in ``$CODEX_HOME`` aside).
+
 A sub-agent rollout starts with its own ``session_meta`` (``parent_thread_id``), then a copy
 of the parent's history behind the parent's ``session_meta``: skipped, up to the
 ``agent_message`` addressed to the child, which is the child's prompt. A resumed session
@@ -26,10 +33,12 @@ from pathlib import Path
 
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
+from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder, resolve
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, Record
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
-from hippo_core.transcripts.shell import command_text, files_read, patched_files
+from hippo_core.transcripts.project import agent_folder
+from hippo_core.transcripts.shell import command_text, fetches, files_read, patched_files
 from hippo_core.transcripts.values import as_dict, as_str, json_object
 
 TYPE_CHECKING = False
@@ -88,11 +97,14 @@ class _Reader:
     def __init__(self, path: Path, resume: Resume) -> None:
         self.path = path
         self.resume = resume
-        self.builder = TurnBuilder(str(path), resume)
+        own = agent_folder(str(path), "sessions") or agent_folder(str(path), "archived_sessions")
+        self.builder = TurnBuilder(str(path), resume, own=(own,) if own else ())
         self.state = self.builder.state
         self.info: dict[str, Any] = self.state.setdefault("info", {})
         #: call id -> files its shell command reads, counted once its output shows exit 0
         self.pending: dict[str, list[str]] = {}
+        #: call id -> what its shell command fetches, counted the same way
+        self.fetching: dict[str, list[str]] = {}
 
     def read(self) -> Parsed:
         lines = JsonLines(self.path, self.resume, wanted=_wanted)
@@ -185,6 +197,14 @@ class _Reader:
                 self.executed(record, item, as_str(item.get("id")), item.get("exit_code"), at)
             elif item_type == "FileChange" and item.get("status") != "failed":
                 self.edited(record, as_dict(item.get("changes")), at)
+            elif item_type in ("McpToolCall", "WebSearch"):
+                self.read_outside(record, _searched_or_called(item), at)
+        elif kind == "mcp_tool_call_end":
+            invocation = as_dict(payload.get("invocation"))
+            call = external.mcp(as_str(invocation.get("server")), as_str(invocation.get("tool")))
+            self.read_outside(record, [call], at)
+        elif kind == "web_search_end":
+            self.read_outside(record, _web_search(payload), at)
         elif kind == "exec_command_end":
             call_id = as_str(payload.get("call_id"))
             self.executed(record, payload, call_id, payload.get("exit_code"), at)
@@ -216,6 +236,8 @@ class _Reader:
         elif kind in _CALLS + _OUTPUTS and self.builder.current is not None:
             self.tool(self.builder.current, kind, payload)
             self.builder.current.reach(record.end, at)
+        elif kind == "web_search_call":
+            self.read_outside(record, _web_search(payload), at)
 
     def addressed(self, payload: dict[str, Any]) -> bool:
         """Whether an inter-agent message is a task for this session (a sub-agent's)."""
@@ -240,10 +262,17 @@ class _Reader:
         call_id = as_str(payload.get("call_id")) or as_str(payload.get("id"))
         if kind in _OUTPUTS:
             reads = self.pending.pop(call_id, [])
-            if reads and _succeeded(payload.get("output")):
+            fetched = self.fetching.pop(call_id, [])
+            if (reads or fetched) and _succeeded(payload.get("output")):
                 turn.files(read=reads)
+                turn.external(*fetched)
             return
         name, args = as_str(payload.get("name")), json_object(payload.get("arguments"))
+        namespace = as_str(payload.get("namespace"))
+        if namespace.startswith("mcp__"):
+            turn.external(external.mcp(namespace[len("mcp__") :].strip("_"), name))
+        elif name.startswith("mcp__"):
+            turn.external(external.mcp_name(name) or "")
         if kind == "local_shell_call":
             name, args = "local_shell", as_dict(payload.get("action"))
         workdir = as_str(args.get("workdir") or args.get("working_directory")) or None
@@ -258,6 +287,7 @@ class _Reader:
         turn.call(name, edited=patched_files(command, workdir))
         if command:
             self.pending[call_id] = [resolve(p, workdir) for p in files_read(command)]
+            self.fetching[call_id] = fetches(command)
 
     def prompt(
         self, record: Record, text: str, turn_id: str | None = None, at: str | None = None
@@ -287,6 +317,7 @@ class _Reader:
         )
         state["keyed"] = turn_id
         self.pending.clear()
+        self.fetching.clear()
 
     def turn(self, record: Record, at: str | None) -> OpenTurn | None:
         """The open turn, now reaching this record (None outside any turn)."""
@@ -304,11 +335,13 @@ class _Reader:
     def executed(
         self, record: Record, event: dict[str, Any], call_id: str, code: Any, at: str | None
     ) -> None:
-        """A finished shell command: its reads count when it exited 0."""
+        """A finished shell command: its reads and fetches count when it exited 0."""
         turn = self.turn(record, at)
         reads = self.pending.pop(call_id, [])
+        fetched = self.fetching.pop(call_id, [])
         if turn is None or code not in (0, None):
             return
+        turn.external(*fetched)
         cwd = resolve(as_str(event.get("cwd")), None) or None  # 0.171 writes a file:// URL
         for parsed in event.get("parsed_cmd") or []:
             path = as_str(as_dict(parsed).get("path")) or as_str(as_dict(parsed).get("name"))
@@ -316,10 +349,34 @@ class _Reader:
                 reads.append(resolve(path, cwd))
         turn.files(read=reads)
 
+    def read_outside(self, record: Record, found: list[str], at: str | None) -> None:
+        """The open turn read ``found`` from outside the project (nothing outside a turn)."""
+        turn = self.turn(record, at)
+        if turn is not None:
+            turn.external(*found)
+
     def edited(self, record: Record, changes: dict[str, Any], at: str | None) -> None:
         turn = self.turn(record, at)
         if turn is not None:
             turn.files(edited=changes)
+
+
+def _web_search(payload: dict[str, Any]) -> list[str]:
+    """A web search call (an item or an event): the query, or the page it opened."""
+    action = as_dict(payload.get("action"))
+    kind = as_str(action.get("type"))
+    url = as_str(action.get("url"))
+    if kind in ("open_page", "find_in_page") or (url and not kind):
+        return [external.web(f"web_search {kind or 'open_page'}", external.link(url))]
+    query = as_str(action.get("query")) or as_str(payload.get("query"))
+    return [external.searched("web_search", query)]
+
+
+def _searched_or_called(item: dict[str, Any]) -> list[str]:
+    """An ``McpToolCall`` or ``WebSearch`` item of 0.171's event stream."""
+    if item.get("type") == "WebSearch":
+        return _web_search(item)
+    return [external.mcp(as_str(item.get("server")), as_str(item.get("tool")))]
 
 
 def _wanted(line: bytes) -> bool:

@@ -9,6 +9,12 @@ to the same file. ``--fork-session`` writes a new file whose header keeps the pa
 turns keep their keys and the index holds each once. The older AI-SDK shape
 (``{role, sessionId, timestamp, content}`` with ``tool-call`` parts) is read too.
 Command Code writes no sub-agent transcript. Files are read incrementally by byte offset.
+
+What a turn read from outside the project: web tools by the names agents give them
+(``web_fetch``, ``web_search``, ``webfetch``, ``websearch``: Command Code 1.64 offered none
+in the captured runs), MCP tools (``mcp__<server>__<tool>``), pages fetched by
+``shell_command`` (``curl``, ``gh issue view`` ...) and files read outside the project
+(those in ``~/.commandcode`` aside). Tool results carry no error flag, so every call counts.
 """
 
 from __future__ import annotations
@@ -17,9 +23,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from hippo_core.session_ids import session_id
+from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
+from hippo_core.transcripts.project import agent_folder
+from hippo_core.transcripts.shell import fetches
 from hippo_core.transcripts.values import as_dict, as_list, as_str
 
 TYPE_CHECKING = False
@@ -29,6 +38,9 @@ if TYPE_CHECKING:
 _READ = frozenset({"read_file", "read"})
 _EDIT = frozenset({"write_file", "edit_file", "write", "edit"})
 _PATH_KEYS = ("file_path", "path", "filePath", "absolute_path")
+_FETCH = frozenset({"web_fetch", "webfetch", "fetch"})
+_SEARCH = frozenset({"web_search", "websearch"})
+_SHELL = frozenset({"shell_command", "bash", "shell"})
 
 
 class CommandCodeSource(TranscriptSource):
@@ -48,7 +60,8 @@ class CommandCodeSource(TranscriptSource):
                 yield path
 
     def parse(self, path: Path, resume: Resume) -> Parsed:
-        builder = TurnBuilder(str(path), resume)
+        own = agent_folder(str(path), "projects")
+        builder = TurnBuilder(str(path), resume, own=(own,) if own else ())
         state = builder.state
         state.setdefault("native", path.stem)
         lines = JsonLines(path, resume)
@@ -161,11 +174,24 @@ def _assistant(turn: OpenTurn | None, content: Any) -> str:
                 read=[path] if name in _READ else [],
                 edited=[path] if name in _EDIT else [],
             )
+            turn.external(*_external(name, args))
     if isinstance(content, str) and content.strip():
         texts.append(content.strip())
         if turn is not None:
             turn.say(content)
     return "\n\n".join(texts)
+
+
+def _external(name: str, args: dict[str, Any]) -> list[str]:
+    """What a call read from outside the project."""
+    if name in _FETCH:
+        return [external.fetched(name, as_str(args.get("url")))]
+    if name in _SEARCH:
+        return [external.searched(name, as_str(args.get("query")))]
+    if name in _SHELL:
+        return fetches(as_str(args.get("command")))
+    found = external.mcp_name(name)
+    return [found] if found else []
 
 
 def _text(content: Any) -> str:

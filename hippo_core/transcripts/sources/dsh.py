@@ -10,6 +10,11 @@ Records: a ``session`` header (id, cwd, ``parentSession`` for a sub-agent, ``isS
 is a ``user/message`` whose ``source.kind`` is ``user`` (runtime context, settled
 sub-agents and plugin notices are ``user/message`` too). ``--session-id`` resumes by
 appending ``session/end-seed`` and the new turn to the same file.
+
+What a turn read from outside the project: ``web_fetch`` and ``web_search`` (dsh's web
+tools), MCP tools (``mcp__<server>__<tool>``), pages fetched by ``bash`` (``curl``,
+``gh issue view`` ...) and files read outside the project (those in ``$DSH_HOME`` aside),
+each once its result came back without an error.
 """
 
 from __future__ import annotations
@@ -19,9 +24,12 @@ from pathlib import Path
 
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
+from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
+from hippo_core.transcripts.project import agent_folder
+from hippo_core.transcripts.shell import fetches
 from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch, json_object
 
 TYPE_CHECKING = False
@@ -80,7 +88,8 @@ class DshSource(TranscriptSource):
         return parsed
 
     def _read(self, path: Path, resume: Resume, lines: JsonLines) -> TurnBuilder:
-        builder = TurnBuilder(str(path), resume)
+        own = agent_folder(str(path), "sessions")
+        builder = TurnBuilder(str(path), resume, own=(own,) if own else ())
         state = builder.state
         state.setdefault("native", path.parent.name)
         calls: dict[str, tuple[str, dict[str, Any]]] = {}
@@ -253,7 +262,7 @@ def _restart(builder: TurnBuilder, state: dict[str, Any]) -> TurnBuilder:
     """A fresh builder keeping only the header's state (drops inherited turns)."""
     header = ("native", "cwd", "started", "parent", "top", "known")
     kept: dict[str, Any] = {key: state[key] for key in header if key in state}
-    return TurnBuilder(builder.source, Resume(0, kept))
+    return TurnBuilder(builder.source, Resume(0, kept), own=builder.scope.own)
 
 
 def _assistant(
@@ -286,6 +295,7 @@ def _result(
         as_dict(message.get("source")).get("callId")
     )
     name, arguments = calls.get(call_id, ("", {}))
+    turn.external(*_external(name, arguments))
     meta = as_dict(event.get("meta"))
     paths = [as_str(meta.get("path"))]
     paths += [as_str(as_dict(diff).get("path")) for diff in as_list(meta.get("diffs"))]
@@ -296,6 +306,18 @@ def _result(
         turn.files(read=paths)
     elif name in _EDIT:
         turn.files(edited=paths)
+
+
+def _external(name: str, arguments: dict[str, Any]) -> list[str]:
+    """What a call that came back without an error read from outside the project."""
+    if name == "web_fetch":
+        return [external.fetched(name, as_str(arguments.get("url")))]
+    if name == "web_search":
+        return [external.searched(name, as_str(arguments.get("query")))]
+    if name == "bash":
+        return fetches(as_str(arguments.get("command")))
+    found = external.mcp_name(name)
+    return [found] if found else []
 
 
 def _wanted(line: bytes) -> bool:

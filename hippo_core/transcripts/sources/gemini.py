@@ -11,6 +11,13 @@ Because of replacement and rewinds, a file is read whole each time it changes.
 
 The session's folder is not in the file: it is ``tmp/<project>/.project_root`` or the
 project's entry in ``projects.json``. A sub-agent's chat is ``chats/<parent id>/<id>.jsonl``.
+
+What a turn read from outside the project: ``web_fetch`` and ``google_web_search`` (Gemini
+CLI's web tools), MCP tools (named ``mcp_<server>_<tool>``, or ``<server>__<tool>`` in
+older versions), pages fetched by ``run_shell_command`` (``curl``, ``gh issue view`` ...),
+files read outside the project (those in ``~/.gemini`` aside), and a sub-agent
+(``invoke_agent``) whose recent activity shows one of these tools. Failed or cancelled
+calls read nothing.
 """
 
 from __future__ import annotations
@@ -20,10 +27,13 @@ from pathlib import Path
 
 from hippo_core import handover, jsontext
 from hippo_core.session_ids import session_id
+from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
-from hippo_core.transcripts.values import as_dict, as_list, as_str
+from hippo_core.transcripts.project import agent_folder
+from hippo_core.transcripts.shell import fetches
+from hippo_core.transcripts.values import as_dict, as_list, as_str, json_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -109,7 +119,8 @@ class GeminiSource(TranscriptSource):
         subagent = nested or header.get("kind") == "subagent"
         sid, parent = _ids(chats, native, path.parent.name if nested else None)
         cwd = _project_root(chats.parent, header)
-        builder = TurnBuilder(str(path), resume)
+        own = agent_folder(str(chats), "tmp")
+        builder = TurnBuilder(str(path), resume, own=(own,) if own else ())
         prompted = False
         misshapen = 0
         ended = as_str(header.get("lastUpdated"))
@@ -178,6 +189,40 @@ def _gemini(turn: OpenTurn, message: dict[str, Any]) -> None:
             read=[path] if name in _READ and not failed else [],
             edited=[path] if name in _EDIT and not failed else [],
         )
+        if not failed:
+            turn.external(*_external(name, args))
+            if name == "invoke_agent":
+                turn.external(*_delegated(call, args))
+
+
+def _external(name: str, args: dict[str, Any]) -> list[str]:
+    """What a call read from outside the project, by Gemini CLI's tool names."""
+    if name == "web_fetch":
+        urls = [as_str(args.get("url"))] if as_str(args.get("url")) else []
+        urls += external.links(as_str(args.get("prompt")))  # older: URLs in the prompt
+        return [external.fetched(name, url) for url in urls or [""]]
+    if name == "google_web_search":
+        return [external.searched(name, as_str(args.get("query")))]
+    if name == "run_shell_command":
+        return fetches(as_str(args.get("command")))
+    if name.startswith("mcp_"):  # mcp_<server>_<tool>: server and tool may hold "_" too
+        return [external.mcp(name[len("mcp_") :])]
+    server, separator, tool = name.partition("__")
+    if separator and server and tool:
+        return [external.mcp(server, tool)]
+    return []
+
+
+def _delegated(call: dict[str, Any], args: dict[str, Any]) -> list[str]:
+    """What a sub-agent read, from the activity ``invoke_agent`` shows of it."""
+    agent = f"invoke_agent {as_str(args.get('agent_name'))}".strip()
+    found = []
+    for item in as_list(as_dict(call.get("resultDisplay")).get("recentActivity")):
+        step = as_dict(item)
+        if step.get("type") == "tool_call" and step.get("status") != "error":
+            used = _external(as_str(step.get("content")), json_object(step.get("args")))
+            found += [external.subagent(agent, text) for text in used]
+    return found
 
 
 def _ids(chats: Path, native: str, parent: str | None) -> tuple[str, str | None]:

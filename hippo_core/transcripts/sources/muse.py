@@ -14,6 +14,12 @@ the ``text`` items of ``payload.model_messages[].content[]``. The conversation i
 Other programs use ``~/.muse/sessions`` too (a pi-based agent, "nur"), so a file is taken
 for a Muse log only when its first record looks like one; anything else is reported and
 yields nothing. Files are read incrementally by byte offset.
+
+What a turn read from outside the project, from the committed tool calls' names and
+arguments (Muse Code's own tool names were not found; its protocol has ``webSearch``
+items): web tools by the names agents give them (``web_fetch``, ``web_search``,
+``webSearch`` ...), MCP tools (``mcp__<server>__<tool>``) and pages fetched by shell
+commands (``curl``, ``gh issue view`` ...). The log does not say which files a call read.
 """
 
 from __future__ import annotations
@@ -23,10 +29,12 @@ from pathlib import Path
 
 from hippo_core import jsontext
 from hippo_core.session_ids import session_id
+from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
-from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch
+from hippo_core.transcripts.shell import fetches
+from hippo_core.transcripts.values import as_dict, as_list, as_str, iso_from_epoch, json_object
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,8 +183,23 @@ def _event(turn: OpenTurn | None, event: dict[str, Any]) -> str:
         return text.strip()
     if kind == "assistant_tool_calls_committed" and turn is not None:
         for call in as_list(event.get("tool_calls")):
-            turn.call(as_str(as_dict(call).get("name")))
+            name = as_str(as_dict(call).get("name"))
+            turn.call(name)
+            turn.external(*_external(name, json_object(as_dict(call).get("args"))))
     return ""
+
+
+def _external(name: str, args: dict[str, Any]) -> list[str]:
+    """What a call read from outside the project, by the names agents give such tools."""
+    folded = name.lower().replace("_", "").replace("-", "")
+    if folded in ("webfetch", "fetch", "fetchurl"):
+        return [external.fetched(name, as_str(args.get("url")))]
+    if folded == "websearch":
+        return [external.searched(name, as_str(args.get("query")))]
+    if folded in ("bash", "shell", "shellcommand", "runshellcommand", "exec", "execcommand"):
+        return fetches(as_str(args.get("command")) or as_str(args.get("cmd")))
+    found = external.mcp_name(name)
+    return [found] if found else []
 
 
 def _prompt(payload: dict[str, Any]) -> str:

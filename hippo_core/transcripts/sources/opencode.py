@@ -11,6 +11,12 @@ updated in place, so no byte offset marks what is new. Its turns therefore span 
 of the database file, and the resume point is always the start. v1.2 copies the JSON tree
 into the database and leaves it in place, so the tree is read only where no database exists:
 one unit per session file, read whole too.
+
+What a turn read from outside the project: ``webfetch``, ``websearch`` and ``codesearch``
+(OpenCode's web tools), any tool OpenCode does not have itself (an MCP server's, named
+``<server>_<tool>``, or a plugin's), pages fetched by ``bash`` commands (``curl``,
+``gh issue view`` ...), files read outside the project, and, in a database, what a sub-agent
+session started by ``task`` read, which the parent's turn gets too. Failed calls read nothing.
 """
 
 from __future__ import annotations
@@ -23,9 +29,12 @@ from pathlib import Path
 from hippo_core import handover, jsontext
 from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
+from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
+from hippo_core.transcripts.project import agent_folder
+from hippo_core.transcripts.shell import fetches
 from hippo_core.transcripts.values import as_dict, as_str, iso_from_epoch
 
 TYPE_CHECKING = False
@@ -38,6 +47,34 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT = 2.0
 _READ_TOOLS = frozenset({"read", "view"})
 _EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "patch", "apply_patch"})
+#: OpenCode's own tools (its documentation's list, and those of earlier versions): any
+#: other name is an MCP server's tool (``<server>_<tool>``) or a plugin's.
+_OWN_TOOLS = frozenset(
+    {
+        *_READ_TOOLS,
+        *_EDIT_TOOLS,
+        "bash",
+        "glob",
+        "grep",
+        "list",
+        "ls",
+        "lsp",
+        "lsp_diagnostics",
+        "lsp_hover",
+        "skill",
+        "todowrite",
+        "todoread",
+        "task",
+        "question",
+        "batch",
+        "invalid",
+        "plan_enter",
+        "plan_exit",
+        "webfetch",
+        "websearch",
+        "codesearch",
+    }
+)
 _PATCH_HEADER = Lazy(r"^\*\*\* (?:(?:Add|Update|Delete) File|Move to): (.+?)\s*$", re.M)
 
 #: One message: its id, its JSON data, and its parts' JSON data in order.
@@ -72,12 +109,20 @@ class _Reader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.builder = TurnBuilder(str(path), Resume())
+        own = str(path.parent) if path.suffix == ".db" else agent_folder(str(path), "storage")
+        self.builder = TurnBuilder(str(path), Resume(), own=(own,) if own else ())
         self.corrupt = 0
         self.problems: list[str] = []
+        #: The turns of each session read, by OpenCode's id, and the turns that started a
+        #: sub-agent session (``task``): what the sub-agent read, the parent's turn read too.
+        self.turns_of: dict[str, list[OpenTurn]] = {}
+        self.spawned: list[tuple[OpenTurn, str, str]] = []
 
     def read(self) -> Parsed:
         self.load()
+        for parent, child, tool in reversed(self.spawned):  # a sub-agent's own first
+            for turn in self.turns_of.get(child, []):
+                parent.external(*(external.subagent(tool, t) for t in turn.turn.external or []))
         parsed = self.builder.result(0, self.corrupt, self.problems)
         parsed.resume = Resume()
         return parsed
@@ -132,6 +177,7 @@ class _Reader:
                         turns[message_id] = self.builder.open(
                             hippo_id, prompt, key=message_id, start=0, end=0, at=at, cwd=info.cwd
                         )
+                        self.turns_of.setdefault(native, []).append(turns[message_id])
                     continue
                 parent_id = message.get("parentID")
                 turn = turns.get(parent_id) if parent_id else self.builder.current
@@ -147,7 +193,9 @@ class _Reader:
                         turn.say(as_str(part.get("text")))
                         info.handoff = as_str(part.get("text")).strip() or info.handoff
                     elif part.get("type") == "tool":
-                        _tool(turn, part)
+                        child = _tool(turn, part)
+                        if child:
+                            self.spawned.append((turn, child, as_str(part.get("tool"))))
                     elif part.get("type") == "patch":
                         files = part.get("files")
                         turn.files(edited=[f for f in files or [] if isinstance(f, str)])
@@ -274,19 +322,37 @@ def _ids(native: str, parent_of: Callable[[str], str | None]) -> tuple[str, str 
     return session_id(f"opencode-{top}-agent-{native}"), session_id(f"opencode-{top}")
 
 
-def _tool(turn: OpenTurn, part: dict[str, Any]) -> None:
-    """A tool call; a failed one (``state.status == "error"``) touched no file."""
+def _tool(turn: OpenTurn, part: dict[str, Any]) -> str:
+    """A tool call; a failed one (``state.status == "error"``) touched no file and read
+    nothing. The OpenCode id of the sub-agent session a ``task`` call started, or ``""``."""
     name = as_str(part.get("tool"))
     state = as_dict(part.get("state"))
     args = as_dict(state.get("input"))
     if state.get("status") == "error":
         turn.call(name)
-        return
+        return ""
     path = as_str(args.get("filePath") or args.get("path"))
     edited = [path] if name in _EDIT_TOOLS else []
     patch = as_str(args.get("patchText") or args.get("patch"))
     edited += [m.group(1) for m in _PATCH_HEADER.finditer(patch)]
     turn.call(name, read=[path] if name in _READ_TOOLS else [], edited=edited)
+    turn.external(*_external(name, args))
+    if name == "task":
+        return as_str(as_dict(state.get("metadata")).get("sessionId"))
+    return ""
+
+
+def _external(name: str, args: dict[str, Any]) -> list[str]:
+    """What a call that did not fail read from outside the project, by OpenCode's names."""
+    if name == "webfetch":
+        return [external.fetched(name, as_str(args.get("url")))]
+    if name in ("websearch", "codesearch"):
+        return [external.searched(name, as_str(args.get("query")))]
+    if name == "bash":
+        return fetches(as_str(args.get("command")))
+    if name and name not in _OWN_TOOLS:
+        return [f"MCP or plugin tool: {name}"]
+    return []
 
 
 def _said(part: dict[str, Any]) -> bool:

@@ -172,7 +172,9 @@ def audit(cycle: Cycle, limit: int = 20) -> dict[str, Any]:
 def fragment_fates(cycle: Cycle) -> dict[str, Any]:
     """What became of every fragment ever remembered here: ``counts`` by state (pending,
     in a core, dropped, aged out, purged), the ``dropped`` ones with the decision and its
-    critique, and ``lost``: fragments in no state, which is a bug of hippo's."""
+    critique, ``lost``: fragments in no state, and ``aged_early``: fragments aged out
+    before a catch-up sleep had drafted from them (:func:`aged_early`). The last two are
+    bugs of hippo's."""
     short = {f["id"] for f in store.fragments(cycle.workspace)}
     critiques = {
         f"{d['id']} op {op['index']}": str(op.get("critique") or "")
@@ -181,7 +183,7 @@ def fragment_fates(cycle: Cycle) -> dict[str, Any]:
         if op.get("status") == "denied"
     }
     counts = dict.fromkeys(("pending", "in a core", "dropped", "aged out", "purged"), 0)
-    dropped, lost = [], []
+    dropped, lost, aged = [], [], []
     for fragment_id, last in sorted(store.fates(cycle.workspace).items()):
         fate = str(last.get("fate"))
         if fragment_id in short:
@@ -192,9 +194,51 @@ def fragment_fates(cycle: Cycle) -> dict[str, Any]:
                 why = str(last.get("why") or "")
                 decision = why.split(":", 1)[0]
                 dropped.append({"id": fragment_id, "why": why, "critique": critiques.get(decision)})
+            elif fate == store.AGED_OUT:
+                aged.append(last)
         else:
             lost.append({"id": fragment_id, "last": fate})
-    return {"counts": counts, "dropped": dropped, "lost": lost}
+    early = aged_early(cycle, aged)
+    return {"counts": counts, "dropped": dropped, "lost": lost, "aged_early": early}
+
+
+def aged_early(cycle: Cycle, aged: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The fates of ``aged`` (aged out) that broke the catch-up rule: aged out when the
+    last sleep before was more than ``gap_grace_intervals`` bedtimes old (or there was
+    none), so before a catch-up sleep had drafted from them. Each with when it went, the
+    sleep before it, and where its words still are (the pruned archive, until swept).
+    Judged from the ``sleep_done`` events; with none at all there is nothing to judge by."""
+    from bisect import bisect_left
+    from datetime import datetime
+
+    sleeps = sorted(
+        datetime.fromisoformat(str(e["at"]).replace("Z", "+00:00")).timestamp()
+        for e in store.events(cycle.workspace)
+        if e.get("event") == "sleep_done" and isinstance(e.get("at"), str)
+    )
+    if not sleeps:
+        return []
+    gap = cycle.settings.gap_grace_intervals * cycle.settings.interval_seconds
+    found = []
+    for fate in aged:
+        went = float(fate.get("at") or 0)
+        # A sleep's own tidy comes before its sleep_done, in the same second: the sleep
+        # before an ageing is one that was done before that second.
+        before = bisect_left(sleeps, int(went))
+        last = sleeps[before - 1] if before else None
+        if last is not None and went - last <= gap:
+            continue
+        pruned = store.folder(cycle.workspace, "pruned", f"{fate['id']}.json")
+        found.append(
+            {
+                "id": fate["id"],
+                "at": store.iso(went),
+                "last_sleep": store.iso(last),
+                "days_after": None if last is None else int((went - last) // 86400),
+                "kept_in": cycle.workspace.relative(pruned) if pruned.is_file() else None,
+            }
+        )
+    return found
 
 
 def _brief(brief: dict[str, Any] | None, brief_id: str | None) -> dict[str, Any] | None:

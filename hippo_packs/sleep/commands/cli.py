@@ -381,15 +381,33 @@ def audit_command(
             f"{_shown(row['mean_attempts'])}, repeat rate {_shown(row['repeat_rate'])}"
         )
     fates = found["fragments"]
+    early = fates["aged_early"]
     _echo(
         "fragments: "
         + ", ".join(f"{n} {state}" for state, n in fates["counts"].items())
         + f"; {len(fates['lost'])} lost"
+        + (f"; {len(early)} aged out before the catch-up sleep" if early else "")
     )
     for fragment in fates["lost"]:
         _echo(
             f"LOST: fragment {fragment['id']} is in no state (last: {fragment['last']}); "
             "this is a bug of hippo's: please report it",
+            err=True,
+        )
+    for fragment in early:
+        when = (
+            f"{fragment['days_after']} days after the last sleep"
+            if fragment["last_sleep"]
+            else "before any sleep"
+        )
+        where = (
+            f"Its words are in {fragment['kept_in']}: `hippo remember` them again to keep them"
+            if fragment["kept_in"]
+            else "Its words are gone: the pruned archive was swept"
+        )
+        _echo(
+            f"AGED OUT EARLY: fragment {fragment['id']} aged out at {fragment['at']}, {when}, "
+            f"before a catch-up sleep had drafted from it; this is a bug of hippo's. {where}",
             err=True,
         )
 
@@ -438,8 +456,13 @@ def _sleep_line(record: dict[str, Any]) -> str:
     if record.get("draft"):
         line += f": draft {record['draft']} with {record.get('operations')} operation(s); "
         line += f"review it with `hippo review {record['draft']}`"
+    if record.get("counted"):
+        line += "; " if record.get("draft") else ": "
+        line += f"{record['counted']} fragment(s) in a core's own words, counted as its evidence"
     if record.get("error"):
         line += f": {record['error']}"
+    if record.get("answer"):
+        line += f"; the answer began {record['answer']!r}"
     if record.get("cut_off"):
         line += f" ({record['cut_off']} answer(s) cut off)"
     return line

@@ -1,10 +1,12 @@
 """A sleep: the free fragments, grouped by topic, drafted into one draft of operations.
 
-Each cluster whose fragments reach its topic's threshold goes to the drafting model with
-the nearest cores and the brief as the steer (or, in mechanical mode, becomes a
-``new_core`` of its longest fragment). Fragments marked ``--verbatim`` become ``verbatim``
-operations word for word. What the model writes is checked (:mod:`.operations`); the
-draft is submitted once, and a review intent left for the session that reviews it.
+First, a fragment in a core's own words (a repeated fact) is counted as that core's
+evidence (:mod:`.evidence`), with no operation. Then each cluster whose fragments reach its
+topic's threshold goes to the drafting model with the nearest cores and the brief as the
+steer (or, in mechanical mode, is composed by rule: :mod:`.compose`). Fragments marked
+``--verbatim`` become ``verbatim`` operations word for word. What the model writes is
+checked (:mod:`.operations`); the draft is submitted once, and a review intent left for the
+session that reviews it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hippo_core import note_digest, redact_text
-from hippo_packs.sleep.cycle import choices, compose, voice
+from hippo_packs.sleep.cycle import choices, compose, evidence, voice
 from hippo_packs.sleep.cycle.compose import NO_TOPIC, topic_key
 from hippo_packs.sleep.cycle.operations import check_operations, empty_answer, salvage_operations
 from hippo_packs.sleep.model.lifecycle import backend_for
@@ -42,8 +44,10 @@ class Cluster:
 class Drafted:
     """What one sleep did."""
 
-    outcome: str  # drafted, quiet, nothing to draft, failed
+    outcome: str  # drafted, counted, quiet, nothing to draft, failed
     draft: dict[str, Any] | None = None
+    counted: list[dict[str, str]] = field(default_factory=list)
+    """Fragments counted as evidence of the core whose words they repeat (no operation)."""
     calls: int = 0
     cut_off: int = 0
     model_failures: list[dict[str, str]] = field(default_factory=list)
@@ -162,11 +166,19 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
         return Drafted("quiet")
     live = {c.id: c for c in core_notes.all_cores(cycle.workspace, cycle.cores_dir)}
     result = Drafted("nothing to draft")
+    matched_hints: set[str] = set()
+    result.counted = evidence.count(cycle, free, list(live.values()))
+    if result.counted:
+        repeated = {c["fragment"] for c in result.counted}
+        if brief:  # a hint that named a repeated fact matched: the fact was kept
+            for cluster in clusters([f for f in free if f["id"] in repeated]):
+                matched_hints |= {h for h in brief.get("promote_hints", []) if _matches(h, cluster)}
+        free = [f for f in free if f["id"] not in repeated]
+        live = {c.id: c for c in core_notes.all_cores(cycle.workspace, cycle.cores_dir)}
     operations: list[dict[str, Any]] = []
     verbatim = [f for f in free if f.get("verbatim")]
     for fragment in verbatim:
         operations.append(_verbatim(fragment))
-    matched_hints: set[str] = set()
     backend = None if cycle.mechanical else backend_for(cycle)
     refused, no_supersede = compose.refusals(store.drafts(cycle.workspace))
     for cluster in clusters([f for f in free if not f.get("verbatim")]):
@@ -210,7 +222,11 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
             result.cut_off += 1
         if not raw:
             result.model_failures.append(
-                {"topic": cluster.topic, "why": failure(cycle, reply.text, cut)}
+                {
+                    "topic": cluster.topic,
+                    "why": failure(cycle, reply.text, cut),
+                    "answer": answer_start(reply.text),
+                }
             )
             continue
         topic = "" if cluster.topic == NO_TOPIC else cluster.topic
@@ -220,6 +236,8 @@ def sleep(cycle: Cycle, brief: dict[str, Any] | None, *, catch_up: bool) -> Draf
     if brief:
         result.unmatched = [h for h in brief.get("promote_hints", []) if h not in matched_hints]
     if not operations:
+        if result.counted and not result.model_failures:
+            result.outcome = "counted"
         return result
     result.outcome = "drafted"
     result.draft = submit(cycle, operations, brief, live, catch_up=catch_up, result=result)
@@ -264,7 +282,11 @@ def _choose(
             )
         else:
             result.model_failures.append(
-                {"topic": cluster.topic, "why": failure(cycle, reply.text, cut)}
+                {
+                    "topic": cluster.topic,
+                    "why": failure(cycle, reply.text, cut),
+                    "answer": answer_start(reply.text),
+                }
             )
         return []
     made, dropped = choices.compose_choices(
@@ -280,14 +302,26 @@ def model_name(cycle: Cycle) -> str:
 
 
 def failure(cycle: Cycle, text: str, cut: bool) -> str:
+    """Why a model's answer could not be used, in hippo's words alone: the reason travels
+    to the context block's open loops and to the agent a ripple wakes, where a model's own
+    words (a hijacked small model's "run this first") must never arrive unreviewed. The
+    answer's start is kept beside it for a person (:func:`answer_start`)."""
     if cut:
         cap = cycle.settings.model.max_tokens
         return (
             f"the answer was cut off before one operation was complete: raise "
             f"model.max_tokens ({cap}) in [sleep.model]"
         )
-    shown = " ".join(redact_text(text).split())[:80] or "(empty)"
-    return f"not the JSON asked for: {shown!r}"
+    if not text.strip():
+        return "the model's answer was empty"
+    return (
+        "the model's answer was not the JSON asked for (`hippo sleep history` shows how it began)"
+    )
+
+
+def answer_start(text: str) -> str:
+    """The first 80 characters of a model's answer, redacted: for ``hippo sleep history``."""
+    return " ".join(redact_text(text).split())[:80]
 
 
 def _verbatim(fragment: dict[str, Any]) -> dict[str, Any]:

@@ -217,14 +217,18 @@ def _check_core_path(cycle: Cycle, path: object) -> None:
 
 
 def _sources(cycle: Cycle, core_id: str) -> list[str]:
-    """The fragments every operation that landed in the core was drawn from, and those an
-    operation waiting for its verdict would attach to it or supersede it with."""
+    """The fragments every operation that landed in the core was drawn from, those an
+    operation waiting for its verdict would attach to it or supersede it with, and the
+    repeated facts counted in it (in the pruned archive, which says so)."""
     found: list[str] = []
     for draft in store.drafts(cycle.workspace):
         for op in draft.get("operations", []):
             waiting = op.get("status") == "pending" and op.get("target_core_id") == core_id
             if op.get("long_term_id") == core_id or waiting:
                 found += [i for i in op.get("source_short_ids", []) if i not in found]
+    for record in store.records(cycle.workspace, "pruned"):
+        if record.get("counted_in") == core_id and record.get("id") not in found:
+            found.append(str(record["id"]))
     return found
 
 

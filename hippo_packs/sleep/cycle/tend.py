@@ -6,6 +6,9 @@ denied). Closing it closes its drafts, consumes the brief that opened it, drops 
 note and tidies. A denied operation of a non-terminal attempt is written again from its
 critique: every ``tend_interval_seconds`` with the tend cycle on; with it off, only once
 bedtime has passed or a new brief waits; always when nudged or asked.
+
+Every tidy, whichever step runs it, keeps the catch-up rule (:func:`catching_up`): back
+from a gap, nothing ages out until the catch-up sleep has drafted from what waited.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ def outcome(cycle: Cycle, last: dict[str, Any]) -> str:
     return "landed"
 
 
-def cull(cycle: Cycle) -> list[str]:
-    """Close every chain that is done; the ids of the drafts closed."""
+def cull(cycle: Cycle, state: dict[str, Any]) -> list[str]:
+    """Close every chain that is done, each tidied after it; the ids of the drafts closed."""
     closed: list[str] = []
     for draft in store.drafts(cycle.workspace):
         if draft.get("status") == "closed":
@@ -70,7 +73,7 @@ def cull(cycle: Cycle) -> list[str]:
             landed=landed,
             attempts=len(attempts),
         )
-        tidy(cycle, catch_up=bool(last.get("extra", {}).get("catch_up")))
+        tidy(cycle, state, catch_up=bool(last.get("extra", {}).get("catch_up")))
     return closed
 
 
@@ -88,7 +91,7 @@ def waiting_redrafts(cycle: Cycle) -> list[dict[str, Any]]:
 def tend(
     cycle: Cycle, state: dict[str, Any], *, bedtime_at: float, force: bool = False
 ) -> dict[str, Any]:
-    closed = cull(cycle)
+    closed = cull(cycle, state)
     waiting = waiting_redrafts(cycle)
     now = store.now()
     nudged = bool(state.pop("nudged", False))
@@ -121,7 +124,7 @@ def tend(
                 continue
             if made is not None:
                 report["resubmitted"].append(made["id"])
-        report["closed"] += cull(cycle)
+        report["closed"] += cull(cycle, state)
     state["last_tend"] = dict(report)
     return report
 
@@ -290,16 +293,29 @@ def _critique(op: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tidy(cycle: Cycle, *, catch_up: bool) -> dict[str, int]:
-    """Age out old free fragments, drop expired intents, sweep the pruned archive; a
-    catch-up sleep only drops expired intents, so nothing that never had its chance goes."""
+def catching_up(cycle: Cycle, state: dict[str, Any]) -> bool:
+    """Whether the next sleep is a catch-up: no sleep has run here yet, or the last one is
+    more than ``gap_grace_intervals`` bedtimes (``interval_seconds``) ago."""
+    last = state.get("last_sleep")
+    gap = cycle.settings.gap_grace_intervals * cycle.settings.interval_seconds
+    return not isinstance(last, (int, float)) or store.now() - float(last) > gap
+
+
+def tidy(cycle: Cycle, state: dict[str, Any], *, catch_up: bool) -> dict[str, int]:
+    """Age out old free fragments, drop expired intents, sweep the pruned archive.
+
+    The tidy of a catch-up sleep (``catch_up``: its own, or when its chain closes) only
+    drops expired intents, so nothing that never had its chance goes; and so does any tidy
+    while the catch-up sleep is still to come (:func:`catching_up`): the first tick back
+    from a month away may close a chain opened before it, and what waited a month is not
+    aged out before a sleep has drafted from it."""
     now = store.now()
     intents = store.intents(cycle.workspace)
     kept = [i for i in intents if not (i.get("expires_at") and float(i["expires_at"]) < now)]
     if len(kept) != len(intents):
         store.save_intents(cycle.workspace, kept)
     done = {"aged_out": 0, "expired": len(intents) - len(kept), "pruned_swept": 0}
-    if catch_up:
+    if catch_up or catching_up(cycle, state):
         return done
     held = drafting.held_fragments(cycle)
     old = [

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hippo_core import HippoError, ModelUnreachable
 from hippo_packs.sleep.cycle import compose, drafting
 from hippo_packs.sleep.cycle.purge import purge_flagged
-from hippo_packs.sleep.cycle.tend import tidy
+from hippo_packs.sleep.cycle.tend import catching_up, tidy
 from hippo_packs.sleep.records import store
 
 if TYPE_CHECKING:
@@ -88,7 +88,11 @@ def take_handoffs(cycle: Cycle, state: dict[str, Any]) -> list[str]:
     """Turn the handoffs of ended, declared sessions into fragments, once each: the
     session's own words about what it did (``hippo session end --handoff``). Its topic is
     the first note it links, else none (mechanical mode gives it to the core it shares most
-    words with, or it waits)."""
+    words with, or it waits).
+
+    A handoff ingest derived from the session's last message (``handoff_derived``) is not
+    taken: "Everything passes." is an answer, not what the session declared it learned. A
+    session that declares its own handoff later is taken then."""
     import re
 
     from hippo_core import session_records
@@ -98,6 +102,8 @@ def take_handoffs(cycle: Cycle, state: dict[str, Any]) -> list[str]:
     for record in session_records(cycle.workspace):
         handoff = record.get("handoff")
         if record["id"] in seen or record.get("kind") != "declared" or not record.get("ended"):
+            continue
+        if record.get("handoff_derived"):
             continue
         if not isinstance(handoff, str) or not handoff.strip():
             continue
@@ -199,9 +205,7 @@ def pull_brief(cycle: Cycle) -> dict[str, Any] | None:
 def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) -> dict[str, Any]:
     """One sleep on ``brief`` (None: unsteered), recorded in the history."""
     now = store.now()
-    last = state.get("last_sleep")
-    gap = cycle.settings.gap_grace_intervals * cycle.settings.interval_seconds
-    catch_up = not isinstance(last, (int, float)) or now - float(last) > gap
+    catch_up = catching_up(cycle, state)
     record: dict[str, Any] = {
         "at": store.iso(now),
         "brief": brief["id"] if brief else None,
@@ -220,16 +224,20 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
         cut_off=result.cut_off,
         model_failures=result.model_failures,
         dropped=result.dropped,
+        counted=len(result.counted),
     )
     if result.outcome == "nothing to draft" and result.model_failures:
-        return _failed(cycle, state, record, brief, result.model_failures[0]["why"])
+        first = result.model_failures[0]
+        if first.get("answer"):
+            record["answer"] = first["answer"]  # for a person: `hippo sleep history`
+        return _failed(cycle, state, record, brief, first["why"])
     state.pop("model_failed_at", None)
     state.pop("last_failure", None)
     if catch_up:
         cycle.emit("catch_up", draft=record["draft"])
     if brief and result.unmatched:
         cycle.emit("brief_unmatched", brief=brief["id"], hints=result.unmatched)
-    if result.outcome in ("quiet", "nothing to draft") and brief:
+    if result.outcome in ("quiet", "nothing to draft", "counted") and brief:
         if result.unmatched and result.outcome == "nothing to draft":
             brief["parked"] = True
             store.save_brief(cycle.workspace, brief)
@@ -237,7 +245,7 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
         else:
             store.consume_brief(cycle.workspace, brief["id"], None)
     if result.outcome != "drafted":
-        tidy(cycle, catch_up=catch_up)
+        tidy(cycle, state, catch_up=catch_up)
     state.update(last_sleep=now, misses=0)
     state.pop("brief_requested_at", None)
     store.drop_intent(cycle.workspace, BRIEF_TOPIC)
@@ -247,6 +255,7 @@ def sleep_on(cycle: Cycle, state: dict[str, Any], brief: dict[str, Any] | None) 
         draft=record["draft"],
         operations=record["operations"],
         cut_off=result.cut_off,
+        counted=record["counted"],
     )
     _history(state, record)
     return record

@@ -3,7 +3,8 @@
 ``new_core`` and ``verbatim`` write a new core; ``supersede`` writes the new core and then
 marks the old one (``superseded_by``, a second change with its own receipt); ``attach``
 adds a dated satellite to a core, counts the evidence, and, when the reviewer let it,
-replaces the core's words. Each is a proposal with a receipt and a snapshot, so
+replaces the core's words; ``evidence`` counts a repeated fact (a fragment in the core's own
+words) and changes no words. Each is a proposal with a receipt and a snapshot, so
 ``hippo revert`` undoes it like any other change.
 """
 
@@ -74,6 +75,34 @@ class Attach:
             raise EditError(f"the core cannot be edited: {exc}") from None
 
 
+class CountEvidence:
+    """Count ``extra["evidence_count"]`` more pieces of evidence for the core, as of
+    ``extra["date"]``: a repeated fact, whose words (``new``, kept for the record) the core
+    has already, so no satellite is written."""
+
+    name = "evidence"
+    fields: frozenset[str] = frozenset({"fragments", "date", "evidence_count"})
+
+    def check(self, proposal: Proposal, note: bytes, evidence: list[TurnText]) -> list[str]:
+        if cores.parse_core(proposal.note, note) is None:
+            return [f"{proposal.note} is not a core"]
+        return []
+
+    def apply(self, proposal: Proposal, note: bytes) -> bytes:
+        core = cores.parse_core(proposal.note, note)
+        if core is None:
+            raise EditError(f"{proposal.note} is no longer a core")
+        counted = max(1, int(proposal.extra.get("evidence_count", 1)))
+        updates: dict[str, Any] = {
+            "evidence_count": core.evidence_count + counted,
+            "updated": str(proposal.extra.get("date")),
+        }
+        try:
+            return cores.set_meta(note, updates)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise EditError(f"the core cannot be edited: {exc}") from None
+
+
 class MarkSuperseded:
     """The second half of a supersede: the old core gains ``superseded_by``."""
 
@@ -94,4 +123,4 @@ class MarkSuperseded:
 
 
 KINDS = (_NewCore("new_core"), _NewCore("verbatim"), _NewCore("supersede"), Attach())
-ALL_KINDS = (*KINDS, MarkSuperseded())
+ALL_KINDS = (*KINDS, MarkSuperseded(), CountEvidence())

@@ -39,7 +39,7 @@ from hippo_core import (
     read_json_object,
     redact_text,
 )
-from hippo_packs.sleep.records import clock
+from hippo_core import now as clock_now
 
 if TYPE_CHECKING:
     from hippo_core import Workspace
@@ -79,8 +79,8 @@ def _top(path: Path) -> Path:
 
 
 def now() -> float:
-    """The cycle's clock (:mod:`.clock`: ``HIPPO_NOW`` when set)."""
-    return clock.now()
+    """The cycle's clock: hippo's own (``HIPPO_NOW`` when set)."""
+    return clock_now()
 
 
 def iso(moment: float | None) -> str | None:
@@ -199,9 +199,13 @@ def fragments(workspace: Workspace) -> list[dict[str, Any]]:
     return found
 
 
-def prune(workspace: Workspace, ids: list[str], why: str, fate: str) -> list[str]:
+def prune(
+    workspace: Workspace, ids: list[str], why: str, fate: str, *, counted_in: str = ""
+) -> list[str]:
     """Move the fragments ``ids`` that still exist to ``pruned/``, their ``fate`` noted
-    (:data:`IN_A_CORE`, :data:`DROPPED`, :data:`AGED_OUT`); returns those moved."""
+    (:data:`IN_A_CORE`, :data:`DROPPED`, :data:`AGED_OUT`); returns those moved.
+    ``counted_in`` is the core a repeated fact was counted in (no draft says so: a purge
+    of that core finds the fragment by it)."""
     moved = []
     for fragment_id in ids:
         if not plain(fragment_id):  # a hand-edited draft's: no such fragment
@@ -212,6 +216,8 @@ def prune(workspace: Workspace, ids: list[str], why: str, fate: str) -> list[str
         except (OSError, ValueError):
             continue
         record.update(pruned_at=now(), pruned_because=why)
+        if counted_in:
+            record["counted_in"] = counted_in
         write(folder(workspace, "pruned", source.name), record)
         source.unlink(missing_ok=True)
         note_fate(workspace, fragment_id, fate, why)
@@ -230,7 +236,7 @@ def restore(workspace: Workspace, ids: list[str]) -> list[str]:
         record = records_one(source)
         if record is None:
             continue
-        for key in ("pruned_at", "pruned_because"):
+        for key in ("pruned_at", "pruned_because", "counted_in"):
             record.pop(key, None)
         write(folder(workspace, "fragments", source.name), record)
         source.unlink(missing_ok=True)

@@ -71,22 +71,27 @@ def serve(root: str, *, host: str | None, port: int | None, say: Callable[[str],
         listener = _listen(host, port)
         bound_host, bound_port = listener.getsockname()[:2]
         gate = Gate.made(bound_host, bound_port, token.token, token.kept, hosts)
+        # From here on SIGTERM exits through the `finally` below (uvicorn raises it again once
+        # it has finished its requests): one that comes while the service is still starting
+        # stops the heartbeat and the notes watcher too, rather than killing the process.
+        signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
         service = Service(root, settings.mode, settings.heartbeat, first_wait=warmup(cycle))
-        service.start()
-        address = f"http://{_shown(bound_host)}:{bound_port}"
-        say(
-            f"hippo sleep serve: listening on http://{bound_host}:{bound_port} "
-            f"({settings.mode} mode, a tick every {settings.heartbeat:g} s"
-            f"{'' if token.token else ', no bearer'})"
-        )
-        if token.made:
-            say(f"the viewer: {address}/viewer?token={token.token} ({token.kept})")
-        elif token.token:
-            say(f"the viewer: {address}/viewer?token=... ({token.kept})")
-        else:
-            say(f"the viewer: {address}/viewer")
-        watching = keep_fresh(root)  # the hooks skip their scan of the notes while it serves
+        watching = None
         try:
+            service.start()
+            address = f"http://{_shown(bound_host)}:{bound_port}"
+            say(
+                f"hippo sleep serve: listening on http://{bound_host}:{bound_port} "
+                f"({settings.mode} mode, a tick every {settings.heartbeat:g} s"
+                f"{'' if token.token else ', no bearer'})"
+            )
+            if token.made:
+                say(f"the viewer: {address}/viewer?token={token.token} ({token.kept})")
+            elif token.token:
+                say(f"the viewer: {address}/viewer?token=... ({token.kept})")
+            else:
+                say(f"the viewer: {address}/viewer")
+            watching = keep_fresh(root)  # the hooks skip their scan of the notes while it serves
             _run(make_app(service, gate), listener, settings.serve.request_timeout_seconds)
         finally:
             service.stop()
@@ -127,8 +132,7 @@ def _run(app: Starlette, listener: socket.socket, request_seconds: float) -> Non
         **LIMITS,
     )
     # uvicorn stops on SIGINT and SIGTERM itself, finishing the requests it is serving, then
-    # raises the signal again. SIGTERM then exits as `hippo notes watch` does, rather than
-    # ending the process before serve's `finally` stops the heartbeat and the notes watcher.
-    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(0))
+    # raises the signal again, which serve's own handler turns into an exit through its
+    # `finally`, as `hippo notes watch` does.
     uvicorn.Server(config).run(sockets=[listener])
     sys.stderr.flush()
