@@ -136,8 +136,12 @@ def measure(data: Path, *, edits: bool) -> dict[str, float]:
     }
 
 
-def context(data: Path) -> dict[str, dict[str, float]]:
-    from hippo_core.dream.measure import Case, bm25_ranker, rates, relevance_rankers
+def context(data: Path) -> dict[str, list[tuple[float, float]]]:
+    """recall@5 and MRR@5 of each ranking, task by task, over all the data set's tasks (no
+    sessions: ``history`` ranks as ``bm25``)."""
+    from chronological import BEFORE, OneBag, _rates
+
+    from hippo_core.dream.measure import Case, bm25_ranker, relevance_rankers
     from hippo_core.workspace import Workspace
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,22 +153,35 @@ def context(data: Path) -> dict[str, dict[str, float]]:
         tasks = [json.loads(line) for line in (data / "tasks.jsonl").read_text().splitlines()]
         cases = [Case(t["task"], set(t["truth"])) for t in tasks]
         rankers = {f"relevance = {k}": v for k, v in relevance_rankers(workspace).items()}
+        one_bag = OneBag(workspace)
+        rankers[BEFORE["bm25"]] = lambda case: one_bag.rank(case.task, None)
         rankers["bm25 (baseline)"] = bm25_ranker(workspace)
-        return {name: rates(rank, cases) for name, rank in rankers.items()}
+        return {
+            name: [_rates(rank(case), case.truth) for case in cases]
+            for name, rank in rankers.items()
+        }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", nargs="+", default=["pypa-hatch", "vitejs-vite"])
-    parser.add_argument("--only", choices=["chronological"], help="run only this part")
+    parser.add_argument(
+        "--only",
+        choices=["chronological", "ranking"],
+        help="run only the replay in date order, or the rankings (all tasks, the replay and "
+        "before against after)",
+    )
     args = parser.parse_args()
-    if args.only != "chronological":
-        whole_history(args.data)
-    chronological(args.data)
+    if args.only is None:
+        turn_search(args.data)
+    everything = {} if args.only == "chronological" else all_tasks(args.data)
+    replayed = chronological(args.data)
+    if everything:
+        paired({"all tasks": everything, "in date order": replayed})
 
 
-def whole_history(names: list[str]) -> None:
-    """The turn search, and the context block's ranking with no sessions."""
+def turn_search(names: list[str]) -> None:
+    """verify's turn search over the whole history."""
     print(
         f"{'data set':<14}{'world':<18}{'recall':>8}{'before':>8}{'ratio':>7}"
         f"{'nothing found':>16}{'truth':>7}  target"
@@ -181,17 +198,24 @@ def whole_history(names: list[str]) -> None:
                 f"{name:<14}{world:<18}{got['recall']:>8.3f}{got['old']:>8.3f}{ratio:>6.2f}x"
                 f"{empty:>16}{got['truth']:>7}  {target}"
             )
-    print(f"\n{'data set':<14}{'context ranking':<22}{'recall@5':>9}{'MRR':>7}  target")
+
+
+def all_tasks(names: list[str]) -> dict[str, dict[str, list[tuple[float, float]]]]:
+    """The context block's ranking with no sessions, over every task of each data set."""
+    from chronological import mean
+
+    print(f"\n{'data set':<14}{'context ranking':<28}{'recall@5':>9}{'MRR@5':>7}  target")
+    found = {}
     for name in names:
-        for ranking, rated in context(DATA / name).items():
+        found[name] = context(DATA / name)
+        for ranking, rates in found[name].items():
+            recall, mrr = mean(rates)
             target = ">= the baseline's" if ranking == "relevance = bm25" else ""
-            print(
-                f"{name:<14}{ranking:<22}{rated['recall_at_5']:>9.3f}{rated['mrr']:>7.3f}"
-                f"  {target}".rstrip()
-            )
+            print(f"{name:<14}{ranking:<28}{recall:>9.3f}{mrr:>7.3f}  {target}".rstrip())
+    return found
 
 
-def chronological(names: list[str]) -> None:
+def chronological(names: list[str]) -> dict[str, dict[str, list[tuple[float, float]]]]:
     """The context block's ranking on the tasks replayed in date order, as history.py."""
     from chronological import mean, replay
 
@@ -215,6 +239,74 @@ def chronological(names: list[str]) -> None:
     print(
         f"targets: history pooled {pooled_history:.3f} (>= 0.80), worst set minus bm25 "
         f"{worst:+.3f} (>= -0.05), best baseline pooled {best_baseline:.3f} (below history)"
+    )
+    return found
+
+
+def paired(protocols: dict[str, dict[str, dict[str, list[tuple[float, float]]]]]) -> None:
+    """Before (one bag) and after (fields), task by task: the difference's mean with its
+    95% interval (a bootstrap over the tasks, 2,000 draws, seeded), and how many tasks
+    ranked better and worse. Targets (issue 39): history in date order gains at least 0.03
+    recall@5 pooled, and loses no more than 0.01 on any data set."""
+    from chronological import BEFORE, mean
+
+    print(
+        "\nbefore (one bag) and after (fields), task by task: recall@5 and MRR@5 before -> "
+        "after; the difference with its 95% interval (bootstrap over tasks); tasks better/worse"
+    )
+    print(
+        f"{'protocol':<15}{'data set':<13}{'ranking':<9}{'tasks':>6}  {'recall@5':<15}"
+        f"{'difference':<27}{'MRR@5':<15}{'difference':<27}"
+    )
+    verdict = []
+    for protocol, sets in protocols.items():
+        settings = ["bm25"] if protocol == "all tasks" else ["bm25", "history"]
+        for setting in settings:
+            pooled: dict[str, list[tuple[float, float]]] = {"before": [], "after": []}
+            for name, rows in [*sets.items(), ("pooled", None)]:
+                if rows is None:
+                    before, after = pooled["before"], pooled["after"]
+                else:
+                    before, after = rows[BEFORE[setting]], rows[f"relevance = {setting}"]
+                    pooled["before"] += before
+                    pooled["after"] += after
+                cells = []
+                for k in (0, 1):
+                    old, new = mean(before)[k], mean(after)[k]
+                    gain, low, high, better, worse = _difference(before, after, k)
+                    cells.append(f"{old:.3f} -> {new:.3f}  ")
+                    cells.append(f"{gain:+.3f} ({low:+.3f}..{high:+.3f}) {better}/{worse}  ")
+                print(
+                    f"{protocol:<15}{name:<13}{setting:<9}{len(after):>6}  "
+                    f"{cells[0]:<15}{cells[1]:<27}{cells[2]:<15}{cells[3]:<27}".rstrip()
+                )
+                if protocol == "in date order" and setting == "history":
+                    verdict.append((name, mean(after)[0] - mean(before)[0]))
+    if verdict:
+        pooled_gain = dict(verdict).get("pooled", 0.0)
+        worst = min(gain for name, gain in verdict if name != "pooled")
+        print(
+            f"targets: history in date order, pooled recall@5 {pooled_gain:+.3f} (>= +0.03), "
+            f"worst data set {worst:+.3f} (>= -0.01)"
+        )
+
+
+def _difference(
+    before: list[tuple[float, float]], after: list[tuple[float, float]], k: int
+) -> tuple[float, float, float, int, int]:
+    """The mean of after minus before (measure ``k``) over paired tasks, its 95% bootstrap
+    interval, and how many tasks went up and down."""
+    import random
+
+    gains = [b[k] - a[k] for a, b in zip(before, after, strict=True)]
+    draw = random.Random(39)
+    means = sorted(sum(draw.choices(gains, k=len(gains))) / len(gains) for _ in range(2000))
+    return (
+        sum(gains) / len(gains),
+        means[49],
+        means[1949],
+        sum(1 for gain in gains if gain > 0),
+        sum(1 for gain in gains if gain < 0),
     )
 
 

@@ -85,9 +85,10 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
         raw_id = _raw_id(payload, tool)
         if event == "prompt" and _prompted(root, raw_id):
             return
-        from hippo_core.workspace import Workspace
+        from hippo_core.workspace import LOOKS, Workspace
 
         workspace = Workspace.open(root)
+        workspace.looks = LOOKS
         handler = {
             "session-start": _session_start,
             "prompt": _prompt,

@@ -19,6 +19,14 @@ if TYPE_CHECKING:
     from hippo_core.settings import LoadedSettings, Settings
 
 
+#: How many notes a call an agent waits for (its hooks, ``hippo context``) stats to keep
+#: the notes index fresh when no watcher does, or a tenth of them when that is more:
+#: stat-ing all of 20,000 notes costs such a call more than everything else it does. Each
+#: such call looks at the next ones, so a run of ten calls looks at them all; every folder
+#: is stat-ed each time (a note added, removed or renamed is seen at once), and a note the
+#: block names is looked at before it is shown
+#: (:meth:`~hippo_core.notes.index.NotesIndex.fresh`).
+LOOKS = 2_000
 #: Paths below the workspace that stay on one machine: ``hippo init`` git-ignores them and
 #: ``hippo doctor`` warns when git tracks one. The session log is added from the settings.
 LOCAL_ONLY = (
@@ -56,6 +64,10 @@ class Workspace:
     hooks, which must not pay for importing :mod:`pathlib`, use :attr:`folder` and
     :meth:`inside`, the same paths as strings.
     """
+
+    #: How many notes opening the notes index stats at most, when no watcher keeps it
+    #: fresh (None: every one); the calls an agent waits for set :data:`LOOKS`.
+    looks: int | None = None
 
     def __init__(self, root: str | os.PathLike[str], loaded: LoadedSettings) -> None:
         #: The workspace's folder, as a string.
@@ -166,7 +178,8 @@ class Workspace:
 
         notes = self.inside(self.settings.notes_dir)
         kept = self.settings.relevance in ("bm25", "history")
-        return open_index(notes, self.inside(HIPPO_DIR, "cache", "notes.sqlite"), with_terms=kept)
+        path = self.inside(HIPPO_DIR, "cache", "notes.sqlite")
+        return open_index(notes, path, with_terms=kept, looks=self.looks)
 
     @cached_property
     def terms_index(self) -> NotesIndex:

@@ -173,25 +173,22 @@ def test_bm25_ranks_by_the_whole_note_in_any_form_of_its_words(
     assert "relevant:" not in hippo(*task, cwd=root).out
 
 
-def test_bm25_ties_go_to_the_body_then_updated_then_path(make_workspace: WorkspaceMaker):
+def test_bm25_ties_go_to_updated_then_path(make_workspace: WorkspaceMaker):
     notes = {
         "Home.md": HOME,
-        # The same weighted count and length: "zebra" once as a title, or thrice in the body.
-        "t.md": "# Zebra\n",
-        "b.md": "zebra zebra zebra\n",
-        # Alike but for their dates and paths.
-        "y.md": "---\nupdated: 2026-01-01\n---\n# Zebra\n",
-        "x.md": "---\nupdated: 2026-01-01\n---\n# Zebra\n",
-        "n.md": "---\nupdated: 2026-06-01\n---\n# Zebra\n",
+        # Alike but for their dates and paths: the same score, the same body.
+        "y/a.md": "---\nupdated: 2026-01-01\n---\n# Zebra\n\nA zebra.\n",
+        "x/a.md": "---\nupdated: 2026-01-01\n---\n# Zebra\n\nA zebra.\n",
+        "n/a.md": "---\nupdated: 2026-06-01\n---\n# Zebra\n\nA zebra.\n",
+        "u/a.md": "# Zebra\n\nA zebra.\n",
     }
     root = make_workspace('relevance = "bm25"\n', notes)
     workspace = Workspace.open(root)
     assert workspace.notes_index.bm25_paths(["zebra"], 5) == [
-        "b.md",
-        "n.md",
-        "x.md",
-        "y.md",
-        "t.md",
+        "n/a.md",
+        "x/a.md",
+        "y/a.md",
+        "u/a.md",
     ]
 
 

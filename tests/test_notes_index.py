@@ -6,6 +6,8 @@ reading of every note gives, byte for byte, whatever happened to the files in be
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import sqlite3
 import subprocess
@@ -18,9 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import hippo_core
 from hippo_core import Workspace, build_context
+from hippo_core.agent_hooks import run_hook
 from hippo_core.builtins.context_parts import task_words
 from hippo_core.builtins.lint import today
+from hippo_core.notes.index import FORMAT, SWEEP
 from hippo_core.notes.links import LinkResolver
 from hippo_core.notes.note import Note, parse_note
 from hippo_core.notes.text import singular
@@ -155,10 +160,11 @@ def test_the_index_serves_what_a_reading_from_scratch_gives(steps, task: str) ->
 
 def reference_bm25(root: Path, task: str) -> str:
     """The relevant part under ``relevance = "bm25"``, from every file: BM25 over each
-    note's weighted terms, ties to the body's score, then updated, then the path."""
+    note's fields (title, headings, body; each field's own idf and mean length), ties to
+    the body's score, then updated, then the path."""
     import math
 
-    from hippo_core.notes.index import K1, B
+    from hippo_core.notes.fields import FIELDS
     from hippo_core.notes.terms import note_terms, terms
 
     notes_dir = root / "notes"
@@ -168,21 +174,29 @@ def reference_bm25(root: Path, task: str) -> str:
         if any(part.startswith(".") for part in rel.split("/")):
             continue
         note = parse_note(rel, path.read_bytes())
-        counted[rel] = (note, note_terms(note, path.read_bytes()))
-    mean = max(sum(c.length for _, c in counted.values()) / max(len(counted), 1), 1.0)
+        found = note_terms(note, path.read_bytes())
+        counted[rel] = (note, (found.title, found.headings, found.body))
+    count = len(counted)
+    means = [
+        max(sum(sum(c[f].values()) for _, c in counted.values()) / max(count, 1), 1.0)
+        for f in range(len(FIELDS))
+    ]
     asked = sorted(set(terms(task)))
     scored = []
-    for rel, (note, counts) in counted.items():
+    for rel, (note, fields) in counted.items():
         score = body = 0.0
         for term in asked:
-            df = sum(1 for _, c in counted.values() if term in c.weighted)
-            if term not in counts.weighted:
-                continue
-            idf = math.log(1 + (len(counted) - df + 0.5) / (df + 0.5))
-            norm = K1 * (1 - B + B * counts.length / mean)
-            tf, in_body = counts.weighted[term], counts.body[term]
-            score += idf * tf / (tf + norm)
-            body += idf * in_body / (in_body + norm)
+            for f, field in enumerate(FIELDS):
+                tf = fields[f][term]
+                if not tf:
+                    continue
+                df = sum(1 for _, c in counted.values() if c[f][term])
+                idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+                length = sum(fields[f].values())
+                norm = field.k1 * (1 - field.b + field.b * length / means[f])
+                part = field.weight * idf * tf / (tf + norm)
+                score += part
+                body += part if field is FIELDS[-1] else 0.0
         if score:
             updated = note.meta.updated.toordinal() if note.meta.updated else 0
             scored.append((-round(score, 9), -round(body, 9), -updated, rel, note))
@@ -205,6 +219,93 @@ def test_bm25_from_the_index_is_bm25_from_scratch(steps, task: str) -> None:
             apply(root, step, clock)
             served = served_block(root, task).split("linter:")[0]
             assert served == reference_bm25(root, task), step
+
+
+def looking_block(root: Path, task: str, looks: int) -> str:
+    """The two parts as a call an agent waits for builds them: stat-ing ``looks`` notes."""
+    workspace = Workspace.open(root)
+    workspace.looks = looks
+    block = build_context(workspace, task=task, plugins=load_plugins(hot=True))
+    return block.text.split("Welcome.\n", 1)[1]
+
+
+def shown_lines(block: str) -> set[str]:
+    return {line for line in block.splitlines() if line.startswith("- ")}
+
+
+def current_lines(root: Path) -> set[str]:
+    """The line each note of the folder would be shown with, read from its file now."""
+    lines = set()
+    notes_dir = root / "notes"
+    for path in notes_dir.rglob("*.md"):
+        rel = path.relative_to(notes_dir).as_posix()
+        if any(part.startswith(".") for part in rel.split("/")):
+            continue
+        note = parse_note(rel, path.read_bytes())
+        lines.add(f"- {note.title}: {note.first_line}".rstrip())
+    return lines
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps=steps, task=st.sampled_from(["fix the refund queue", "rotate cache", "index lock"]))
+def test_a_call_that_looks_at_a_few_notes_shows_none_stale_and_in_turn_sees_all(
+    steps, task: str
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        (root / ".hippo").mkdir(parents=True)
+        write_notes(root, {"Home.md": "# Home\n\nWelcome.\n"})
+        clock = [time.time() - 100_000]
+        looking_block(root, task, 2)
+        for step in steps:
+            apply(root, step, clock)
+            # What it shows of a note is what the note says now, whatever it ranked by.
+            assert shown_lines(looking_block(root, task, 2)) <= current_lines(root), step
+        # A run of such calls looks at every note in turn: then the block is the reference.
+        for _ in range(len(current_lines(root)) // 2 + 1):
+            looking_block(root, task, 2)
+        assert looking_block(root, task, 2) == reference_block(root, task)
+
+
+def test_a_note_added_is_seen_at_once_and_an_edit_in_place_within_a_run_of_calls(
+    make_workspace: WorkspaceMaker,
+) -> None:
+    notes = {**HOME, **{f"deep/n{i:02}.md": f"# Note {i}\n\nNothing.\n" for i in range(38)}}
+    root = make_workspace("", notes)
+    past = time.time() - 600
+    for folder in (root / "notes", root / "notes" / "deep"):
+        os.utime(folder, (past, past))
+    assert "Zebra" not in looking_block(root, "zebra", 1)
+    # A note added: its folder changed, so it is listed again and read at once.
+    (root / "notes" / "deep" / "Zebra.md").write_text("# Zebra\n\nStriped.\n")
+    assert "- Zebra: Striped." in looking_block(root, "zebra", 1)
+    os.utime(root / "notes" / "deep" / "Zebra.md", (past, past))
+    os.utime(root / "notes" / "deep", (past, past))
+    looking_block(root, "zebra", 1)  # the folder's time as it is now: not listed again
+    # A note edited in place, its folder as it was: seen once a call looks at it.
+    note = root / "notes" / "deep" / "n24.md"
+    note.write_text("# Zebra crossing\n\nMoved here.\n")
+    os.utime(note, (past + 1, past + 1))
+    calls = 1
+    while "- Zebra crossing: Moved here." not in looking_block(root, "zebra", 1):
+        calls += 1
+        # Each looks at a tenth of the 41 notes (five), more than the one asked.
+        assert calls <= SWEEP, "a run of ten calls did not look at the edited note"
+    assert calls > 1  # the first call did not look at it
+
+
+def test_a_note_about_to_be_shown_is_looked_at_first(make_workspace: WorkspaceMaker) -> None:
+    notes = {**HOME, **{f"n{i}.md": f"# Note {i}\n\nNothing.\n" for i in range(9)}}
+    root = make_workspace("", notes)
+    past = time.time() - 600
+    os.utime(root / "notes", (past, past))
+    assert "- Refunds: The queue pauses." in looking_block(root, "refunds", 1)
+    # Edited in place: the ranking may still read the index as it was, but the line shown
+    # is the note's as it is now.
+    note = root / "notes" / "Refunds.md"
+    note.write_text("# Refunds\n\nThe queue runs again.\n")
+    os.utime(note, (past + 1, past + 1))
+    assert "- Refunds: The queue runs again." in looking_block(root, "refunds", 1)
 
 
 HOME = {"Home.md": "# Home\n\nWelcome.\n", "Refunds.md": "# Refunds\n\nThe queue pauses.\n"}
@@ -251,11 +352,46 @@ def test_an_index_of_another_version_or_folder_is_rebuilt(
     assert "- Refunds: Elsewhere." in hippo("context", "--task", "refunds", cwd=root).out
 
 
+@pytest.mark.parametrize("old", ["7", "8"])
+def test_an_index_of_a_format_before_fields_is_rebuilt_by_the_next_hook(
+    make_workspace: WorkspaceMaker, old: str
+) -> None:
+    # Formats 7 and 8 (the session log left unranked, before fields met it) kept one weighted
+    # count per term; a hook finding one ranks by fields at once, with no `hippo ingest
+    # --full` or anything else run by hand.
+    notes = {
+        **HOME,
+        "Storage.md": "# Cache\n\nWhat it keeps.\n",
+        **{f"n{i}.md": f"# Note {i}\n\nThe cache fills, the cache empties.\n" for i in range(6)},
+    }
+    root = make_workspace('relevance = "bm25"\n', notes)
+    index = root / ".hippo" / "cache" / "notes.sqlite"
+    index.parent.mkdir(parents=True, exist_ok=True)
+    with sqlite3.connect(index) as conn:
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute(
+            "CREATE TABLE terms (term TEXT, path TEXT, tf INTEGER NOT NULL, body INTEGER NOT "
+            "NULL, length INTEGER NOT NULL, updated INTEGER NOT NULL, PRIMARY KEY (term, path))"
+        )
+        wanted = {"format": old, "hippo": hippo_core.__version__, "terms": "kept"}
+        wanted["notes_dir"] = str(root / "notes")
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
+    payload = json.dumps({"session_id": "s1", "cwd": str(root), "prompt": "the cache"})
+    printed = io.StringIO()
+    run_hook("prompt", "claude", payload, printed)  # what `hippo hook prompt` runs
+    assert "relevant:\n- Cache: What it keeps.\n" in printed.getvalue(), printed.getvalue()
+    with sqlite3.connect(index) as conn:  # rebuilt where it is kept, not held in memory
+        assert dict(conn.execute("SELECT key, value FROM meta"))["format"] == FORMAT
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(terms)")}
+        assert {"title", "headings", "body"} <= columns
+    assert not Workspace.open(root).notes_index.in_memory
+    assert not (Path(os.environ["HIPPO_HOME"]) / "hooks.log").exists()
+
+
 def test_the_stems_an_index_keeps_are_pinned_with_its_format() -> None:
     # An index with terms keeps every note's stems, and only FORMAT and hippo's version tell
     # an old one from a new one: a stem rule or common word changed without a FORMAT bump
     # would rank the notes read before by stale stems until each note changed.
-    from hippo_core.notes.index import FORMAT
     from hippo_core.notes.terms import COMMON, stem
     from hippo_core.notes.text import singular
 
@@ -291,7 +427,7 @@ def test_the_stems_an_index_keeps_are_pinned_with_its_format() -> None:
     }
     stems = {word: stem(word) for word in pinned}
     singulars = {word: singular(word) for word in keys}
-    assert (FORMAT, len(COMMON), stems, singulars) == ("8", 121, pinned, keys), (
+    assert (FORMAT, len(COMMON), stems, singulars) == ("9", 121, pinned, keys), (
         "the stems changed: bump FORMAT in hippo_core/notes/index.py, then pin both here"
     )
 

@@ -30,7 +30,7 @@ def test_init_writes_history_with_why_and_a_file_without_it_keeps_the_rule(
     text = (tmp_path / ".hippo" / "settings.toml").read_text()
     assert '\nrelevance = "history"\n' in text
     assert "# hippo init set history: on the public retrieval sets replayed in date order" in text
-    assert "recall@5 0.82; headings 0.40, bm25 0.78" in text
+    assert "recall@5 0.86; headings 0.40, bm25 0.84" in text
     assert Workspace.open(tmp_path).settings.relevance == "history"
     lines = [line for line in text.splitlines() if not line.startswith("relevance =")]
     (tmp_path / ".hippo" / "settings.toml").write_text("\n".join(lines) + "\n")

@@ -178,8 +178,12 @@ def test_the_watcher_never_ranks_the_session_log_either(
     assert watching.answers and all(answer is not None for answer in watching.answers)
 
 
-def test_term_notes_are_what_scoring_every_note_gives(tmp_path: Path) -> None:
-    # The threshold algorithm alone, read two notes at a time, against the index's own.
+@pytest.mark.parametrize("way", ["titles first", "threshold alone"])
+def test_term_notes_are_what_scoring_every_note_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
+) -> None:
+    # From the titles first (falling back on the threshold algorithm when their bound is too
+    # loose), or the threshold algorithm alone, read two notes at a time: the index's own.
     from hippo_core.notes.index import open_index
 
     rng = random.Random(3)
@@ -190,15 +194,21 @@ def test_term_notes_are_what_scoring_every_note_gives(tmp_path: Path) -> None:
         (folder / path).write_text(text)
     index = open_index(folder, tmp_path / "notes.sqlite", with_terms=True)
     held = TermNotes(index)
-    saved = postings.FIRST_READ
-    postings.FIRST_READ = 2
-    try:
-        for task in tasks(rng):
-            wanted = stems(task)
-            for limit in (1, 5, 12):
-                assert held.best(wanted, limit) == index.bm25_scored(wanted, limit), task
-    finally:
-        postings.FIRST_READ = saved
+    monkeypatch.setattr(postings, "FIRST_READ", 2)
+    answered = []
+    by_titles = postings._by_titles
+
+    def counted(*args: object) -> list[str] | None:
+        found = None if way == "threshold alone" else by_titles(*args)  # type: ignore[arg-type]
+        answered.append(found is not None)
+        return found
+
+    monkeypatch.setattr(postings, "_by_titles", counted)
+    for task in tasks(rng):
+        wanted = stems(task)
+        for limit in (1, 5, 12):
+            assert held.best(wanted, limit) == index.bm25_scored(wanted, limit), task
+    assert any(answered) == (way == "titles first")
 
 
 def test_a_question_the_watcher_cannot_answer_leaves_the_ranking_to_the_hook(

@@ -103,6 +103,8 @@ def _relevant(workspace: Workspace, task: str) -> str:
     settings = workspace.settings
     given = {settings.entry_note, *settings.required_notes}
     best = relevant_paths(workspace, task, limit=MAX_RELEVANT + len(given))
+    if not workspace.notes_index.fresh(best):  # one changed since the index looked at it
+        best = relevant_paths(workspace, task, limit=MAX_RELEVANT + len(given))
     best = [path for path in best if path not in given][:MAX_RELEVANT]
     if not best:
         return ""
@@ -116,12 +118,12 @@ def _relevant(workspace: Workspace, task: str) -> str:
 
 
 def _linter(workspace: Workspace) -> str:
-    from hippo_core.builtins.lint import today
+    from hippo_core.builtins.lint import today_ordinal
     from hippo_core.plugins import load_plugins
 
     linters = [p.name for p in load_plugins().implementers("hippo_lint_note")]
     if linters == [BUILTIN_LINTER]:
-        overdue = workspace.notes_index.overdue(today().toordinal())
+        overdue = workspace.notes_index.overdue(today_ordinal())
         dangling = workspace.notes_index.dangling()
     else:  # another plugin's findings may count too: lint every note
         from hippo_core.notes.lint import lint_notes

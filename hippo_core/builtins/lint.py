@@ -41,7 +41,15 @@ def hippo_lint_note(workspace: Workspace, note: Note) -> list[Finding]:
 
 def today() -> dt.date:
     """Today in UTC: a note is overdue once its review_after is before this date."""
-
     from hippo_core.clock import utc_now
 
     return utc_now().date()
+
+
+def today_ordinal() -> int:
+    """:func:`today`'s ordinal, without importing :mod:`datetime` (the first prompt's
+    linter counts): the days since 1970-01-01 in UTC by hippo's clock, and that day's
+    ordinal."""
+    from hippo_core.clock import now
+
+    return int(now() // 86_400) + 719_163

@@ -85,11 +85,12 @@ def context(task: str | None, session: str | None, budget: int | None) -> int:
     from hippo_core.budget import check_budget
     from hippo_core.context import build_context
     from hippo_core.plugins import load_plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace import LOOKS, Workspace
 
     if budget is not None:
         check_budget(budget)
     workspace = Workspace.find()
+    workspace.looks = LOOKS
     for line in workspace.loaded.warnings:
         sys.stderr.write(f"warning: {line}\n")
     plugins = load_plugins(hot=True)

@@ -31,9 +31,9 @@ import contextlib
 import marshal
 import os
 import time
-from collections import Counter
 
 from hippo_core.locate import utf8_name
+from hippo_core.notes.fields import BODY, FIELDS, Scoring
 from hippo_core.notes.links import resolve
 from hippo_core.notes.terms import note_terms
 from hippo_core.notes.text import LOG_HEADER, singular
@@ -41,15 +41,16 @@ from hippo_core.version import __version__
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
     from os import PathLike
 
     from hippo_core.notes.note import Note
 
 #: Bumped when the tables or what reading a note yields change, its terms' stems and common
-#: words (terms.py) and the headings rule's plural folding among it: an older index is
-#: rebuilt, never ranked by stale stems.
-FORMAT = "8"
+#: words (terms.py), its fields (fields.py) and the headings rule's plural folding among it:
+#: an older index is rebuilt, never ranked by stale stems. Two lines of work each made a
+#: format 8 (the fields; the session log left unranked): 9 holds both, so any 8 is rebuilt.
+FORMAT = "9"
 RACY_NS = 2_000_000_000
 #: The conventional status of a note that is no longer true (the concepts' "superseded").
 SUPERSEDED = "superseded"
@@ -58,31 +59,44 @@ GENERATED = LOG_HEADER.encode("utf-8")
 BUSY_MS = 10_000
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # A folder's listing: (subfolders, {note file name: (size, mtime_ns, inode) or None}).
-    "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime_ns INTEGER, listing BLOB)",
+    # A folder's listing: its subfolders, and {note file name: (size, mtime_ns, inode) or
+    # None}, with how many notes and how many Nones (a stamp not kept), so that a refresh
+    # that looks at some notes only reads the listings of those.
+    "CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime_ns INTEGER, "
+    "notes INTEGER NOT NULL, unsure INTEGER NOT NULL, dirs BLOB NOT NULL, listing BLOB)",
     # ranked: 0 for a superseded note or the session log, never one of the relevant notes.
     "CREATE TABLE IF NOT EXISTS notes (path TEXT PRIMARY KEY, name TEXT NOT NULL, "
     "title TEXT NOT NULL, first_line TEXT NOT NULL, review_after INTEGER, "
-    "length INTEGER NOT NULL, ranked INTEGER NOT NULL, data BLOB NOT NULL)",
+    + "".join(f"{f.name}_length INTEGER NOT NULL, " for f in FIELDS)
+    + "ranked INTEGER NOT NULL, data BLOB NOT NULL)",
     "CREATE INDEX IF NOT EXISTS notes_by_name ON notes (name)",
-    "CREATE INDEX IF NOT EXISTS notes_by_length ON notes (length)",
     "CREATE INDEX IF NOT EXISTS notes_by_review ON notes (review_after)",
     # A note's title and heading words (each as its singular), with its date: ranking reads
     # this table alone.
     "CREATE TABLE IF NOT EXISTS words (word TEXT, path TEXT, updated INTEGER NOT NULL, "
     "PRIMARY KEY (word, path)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS words_by_path ON words (path)",
-    # A note's stemmed terms (terms.py), when kept: its weighted count (title, headings and
-    # file name count more) and its count in the body, with the note's length and date, so
-    # that BM25 reads this table alone.
-    "CREATE TABLE IF NOT EXISTS terms (term TEXT, path TEXT, tf INTEGER NOT NULL, "
-    "body INTEGER NOT NULL, length INTEGER NOT NULL, updated INTEGER NOT NULL, "
-    "PRIMARY KEY (term, path)) WITHOUT ROWID",
+    # A note's stemmed terms (terms.py), when kept: the count of each in each field
+    # (fields.py), with the fields' lengths in the note and its date, so that BM25 reads
+    # this table alone.
+    "CREATE TABLE IF NOT EXISTS terms (term TEXT, path TEXT, "
+    + "".join(f"{f.name} INTEGER NOT NULL, {f.name}_length INTEGER NOT NULL, " for f in FIELDS)
+    + "updated INTEGER NOT NULL, PRIMARY KEY (term, path)) WITHOUT ROWID",
     "CREATE INDEX IF NOT EXISTS terms_by_path ON terms (path)",
-    # How many notes hold each term (BM25's document frequency), kept as notes change: a
-    # count of the terms' rows would read every row of a word most notes have.
-    "CREATE TABLE IF NOT EXISTS frequency (term TEXT PRIMARY KEY, notes INTEGER NOT NULL) "
-    "WITHOUT ROWID",
+    # The rows of the terms in a note's title: where ranking without a watcher looks first.
+    "CREATE INDEX IF NOT EXISTS terms_in_titles ON terms (term, title, title_length) WHERE title",
+    # How many notes hold each term (BM25's document frequency), in all and in each field,
+    # kept as notes change: a count of the terms' rows would read every row of a word most
+    # notes have. With, for each field, the largest count of the term in a note and the
+    # shortest length of a note that holds it there, as notes came: bounds of what the term
+    # can give a note, which stay bounds as notes go.
+    "CREATE TABLE IF NOT EXISTS frequency (term TEXT PRIMARY KEY, notes INTEGER NOT NULL, "
+    + "".join(
+        f"{f.name} INTEGER NOT NULL, {f.name}_most INTEGER NOT NULL, "
+        f"{f.name}_least INTEGER NOT NULL, "
+        for f in FIELDS
+    )[:-2]
+    + ") WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS links (path TEXT NOT NULL, target TEXT NOT NULL, "
     "dangles INTEGER NOT NULL)",
     "CREATE INDEX IF NOT EXISTS links_by_path ON links (path)",
@@ -90,14 +104,31 @@ _SCHEMA = (
     "CREATE INDEX IF NOT EXISTS links_dangling ON links (dangles) WHERE dangles",
 )
 _TABLES = ("meta", "folders", "notes", "words", "terms", "frequency", "links")
-#: BM25's term saturation and length normalisation. b is low because a long note (a
-#: changelog, an index of the others) is long because it holds much, not because it rambles.
-K1, B = 1.6, 0.3
-#: The figures ``meta`` keeps beside what the index was made as: how many notes, and their
-#: length in all.
-FIGURES = ("notes", "length")
+#: The figures ``meta`` keeps beside what the index was made as: how many notes, and each
+#: field's length in all.
+FIGURES = ("notes", *(f"{f.name}_length" for f in FIELDS))
+#: And where the next refresh that looks at some notes only starts (:meth:`refresh`).
+KEPT = (*FIGURES, "looked")
+#: A note's length in a field that no note holding a term has: above any real one.
+LONGEST = 1 << 40
+#: Far above where scores computed in Python and by SQLite may differ (their last bits),
+#: and above the 1e-9 that scores are rounded to: a note whose bound comes this close to
+#: the last place's score is scored.
+MARGIN = 2e-9
+#: A refresh that looks at some notes only (``looks``) looks at a tenth of them at least,
+#: so that a run of such refreshes looks at every note within this many.
+SWEEP = 10
+#: How many of the notes with a task word in their titles are scored first, at least.
+FIRST_SCORED = 16
+#: How many paths one query scores at most (SQLite's limit on variables is far above).
+CHUNK = 500
 Stamp = tuple[int, int, int]
-Listing = tuple[list[str], dict[str, Stamp | None]]
+#: A folder's notes, each with its stamp or None (looked at again next time).
+Files = dict[str, "Stamp | None"]
+#: What the index knows of a folder without reading its listing: its mtime (-1: to be
+#: listed again), how many notes it holds and how many of their stamps are None, and its
+#: subfolders.
+Known = tuple[int, int, int, list[str]]
 
 
 class NotesIndex:
@@ -114,13 +145,80 @@ class NotesIndex:
         #: fresh (:mod:`hippo_core.notes.watch`): then the watcher may be asked to rank.
         self.path: str | None = None
         self.watched = False
+        #: The notes the last refresh looked at, when it looked at some only (``looks``).
+        self.looked: Looked | None = None
+        self._seen: _Survey | None = None
 
-    def refresh(self) -> None:
-        """Bring the index up to date with the files: stat everything, read what changed."""
-        seen = self._survey()
+    def refresh(self, looks: int | None = None) -> None:
+        """Bring the index up to date with the files: stat everything, read what changed.
+
+        With ``looks``, every folder is stat-ed (a note added, removed or renamed is seen)
+        but only ``looks`` of the notes in folders whose entries did not change are, or a
+        tenth of all the notes when that is more: the next ones after those the last such
+        refresh looked at, so that a run of them looks at every note within :data:`SWEEP`.
+        :meth:`fresh` then tells whether notes it did not look at are as their files are."""
+        window = None
+        if looks is not None:
+            found = self.conn.execute("SELECT value FROM meta WHERE key = 'looked'").fetchone()
+            start = int(found[0]) if found and str(found[0]).isdigit() else 0
+            window = (start, looks)
+        version = self._version()
+        seen = self._survey(window)
         if seen.dirty:
             with self._writing():
-                self._apply(self._survey() if self._written_since(seen) else seen)
+                if self._version() != version:  # another process refreshed meanwhile
+                    seen = self._survey(window)
+                self._apply(seen)
+                self._moved(seen)
+        elif seen.window is not None:
+            self._moved(seen, wait=False)
+        self.looked = seen.looked
+        self._seen = seen
+
+    def fresh(self, paths: list[str]) -> bool:
+        """Whether the notes of ``paths`` are as their files are; when one the last refresh
+        did not look at has changed, every note is looked at (:meth:`refresh`) and False
+        said: what was ranked from the index as it was should be ranked again."""
+        looked, seen = self.looked, self._seen
+        if looked is None or seen is None or all(path in looked for path in paths):
+            return True
+        for path in paths:
+            if path in looked:
+                continue
+            folder, _, name = path.rpartition("/")
+            old = seen.files(folder + "/" if folder else "").get(name)
+            try:
+                stat = os.lstat(os.path.join(self.notes_dir, path))
+            except OSError:
+                old = None
+            if old is None or (stat.st_size, stat.st_mtime_ns, stat.st_ino) != old:
+                self.refresh()
+                return False
+        return True
+
+    def _moved(self, seen: _Survey, wait: bool = True) -> None:
+        """Keep where the next refresh with ``looks`` starts: after the notes this one
+        looked at. Without ``wait``, in a write of its own that is skipped when another
+        process holds the index (the next refresh looks at the same notes again)."""
+        if seen.window is None:
+            return
+        start, count = seen.window
+        value = str((start + count) % max(seen.total, 1))
+        if wait:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('looked', ?)", (value,)
+            )
+            return
+        self.conn.execute("PRAGMA busy_timeout = 0")
+        try:
+            with self._writing():
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('looked', ?)", (value,)
+                )
+        except sqlite3.OperationalError:
+            pass  # busy: another process writes the index now
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
 
     # -- what the context block and the linter ask -------------------------------------
 
@@ -154,9 +252,9 @@ class NotesIndex:
         return [row[0] for row in self.conn.execute(query, (*words, limit))]
 
     def bm25_paths(self, terms: list[str], limit: int) -> list[str]:
-        """The ``limit`` notes that BM25 ranks best for ``terms`` (stemmed, as
-        :func:`~hippo_core.notes.terms.terms` gives them) over title, headings, body and file
-        name, best first: ties to the body's own score, then the most recently updated, then
+        """The ``limit`` notes that BM25 over their fields (:mod:`~hippo_core.notes.fields`)
+        ranks best for ``terms`` (stemmed, as :func:`~hippo_core.notes.terms.terms` gives
+        them), best first: ties to the body's own score, then the most recently updated, then
         the path. An index opened without terms ranks nothing."""
         return [path for path, _score in self.bm25_scored(terms, limit)]
 
@@ -168,7 +266,7 @@ class NotesIndex:
         terms = list(dict.fromkeys(terms))
         if not terms or not self.with_terms or (among is not None and not among):
             return []
-        scoring = self._scoring(terms)
+        scoring = self.scoring(terms)
         if scoring is None:
             return []
         if among is not None:
@@ -177,41 +275,42 @@ class NotesIndex:
         elif limit <= 0:
             return []
         else:
-            rows = self._best(scoring, limit)
+            rows = self._by_titles(scoring, limit) or self._best(scoring, limit)
         rows.sort(key=lambda row: (-row[1], -row[2], -row[3], row[0]))
         return [(row[0], row[1]) for row in rows[:limit]]
 
-    def _scored(self, scoring: _Scoring, paths: list[str]) -> list[_Row]:
+    def _scored(self, scoring: Scoring, paths: list[str]) -> list[_Row]:
         """The scores of those of ``paths`` that have a term of the task."""
         values = {**scoring.values, **{f"p{i}": path for i, path in enumerate(paths)}}
         among = ", ".join(f":p{i}" for i in range(len(paths)))
         return self.conn.execute(
-            f"SELECT path, {scoring.score('tf')}, {scoring.score('body')}, max(updated) "
+            f"SELECT path, {scoring.sql()}, {scoring.sql(BODY)}, max(updated) "
             f"FROM terms WHERE {scoring.having} AND path IN ({among}) GROUP BY path",
             values,
         ).fetchall()
 
-    def idf(self, terms: list[str]) -> tuple[dict[str, float], float]:
-        """BM25's idf of each of ``terms`` that a note holds, and the notes' mean length."""
-        scoring = self._scoring(list(dict.fromkeys(terms))) if self.with_terms else None
-        return (scoring.idf, scoring.mean) if scoring is not None else ({}, 1.0)
-
-    def _scoring(self, terms: list[str]) -> _Scoring | None:
+    def scoring(self, terms: list[str]) -> Scoring | None:
+        """BM25 over the fields for ``terms`` (each once), from how many notes hold each;
+        None when no note holds any of them (or no terms are kept)."""
+        if not self.with_terms or not terms:
+            return None
+        columns = ", ".join(field.name for field in FIELDS)
         marks = ", ".join("?" * len(terms))
-        query = f"SELECT term, notes FROM frequency WHERE term IN ({marks})"
-        found = self.conn.execute(query, terms).fetchall()
+        query = f"SELECT term, {columns} FROM frequency WHERE term IN ({marks}) ORDER BY term"
+        found = [(row[0], tuple(row[1:])) for row in self.conn.execute(query, terms)]
         if not found:
             return None
-        count, length = self._sizes()
-        return _Scoring(found, count, max(length / max(count, 1), 1.0))
+        count, lengths = self._sizes()
+        means = tuple(max(length / max(count, 1), 1.0) for length in lengths)
+        return Scoring(found, count, means)
 
-    def _best(self, scoring: _Scoring, limit: int) -> list[_Row]:
+    def _best(self, scoring: Scoring, limit: int) -> list[_Row]:
         """The notes BM25 ranks in the first ``limit``, with every note tied with the last
         of them: the best by score alone first, in one pass over the terms' rows (which is
         the cost), then the other keys of those."""
         values = {**scoring.values, "limit": limit + 1}
         top = self.conn.execute(
-            f"SELECT path, {scoring.score('tf')} AS score FROM terms WHERE {scoring.having} "
+            f"SELECT path, {scoring.sql()} AS score FROM terms WHERE {scoring.having} "
             "GROUP BY path ORDER BY score DESC LIMIT :limit",
             values,
         ).fetchall()
@@ -219,12 +318,55 @@ class NotesIndex:
             # A tie across the cut: every note with the last place's score is in the running.
             values["floor"] = top[-1][1]
             return self.conn.execute(
-                f"SELECT path, {scoring.score('tf')} AS score, {scoring.score('body')}, "
+                f"SELECT path, {scoring.sql()} AS score, {scoring.sql(BODY)}, "
                 f"max(updated) FROM terms WHERE {scoring.having} GROUP BY path "
                 "HAVING score >= :floor",
                 values,
             ).fetchall()
         return self._scored(scoring, [row[0] for row in top[:limit]])
+
+    def _by_titles(self, scoring: Scoring, limit: int) -> list[_Row] | None:
+        """:meth:`_best` from the notes with a term of the task in their titles, when it can
+        be told from them alone; None when it cannot (then every note is scored).
+
+        A note's score is what its title gives plus what its headings and body give, and the
+        latter is at most the sum of each term's :meth:`~Scoring.ceiling` in those fields.
+        Scored in order of what their titles give, the notes whose title and that ceiling
+        together cannot reach the last place's score are left out; when the ceiling alone
+        cannot reach it, no note without a term in its title can either, and the notes
+        scored are every note in the running. The cost is then the titles' rows, a few per
+        note that has a task word in its title, not every row of a word most notes have."""
+        bounds = ", ".join(f"{f.name}_most, {f.name}_least" for f in FIELDS[1:])
+        rest = 0.0
+        for term, *found in self.conn.execute(
+            f"SELECT term, {bounds} FROM frequency WHERE {scoring.having}", scoring.values
+        ):
+            for f in range(1, len(FIELDS)):
+                rest += scoring.ceiling(term, f, found[2 * f - 2], found[2 * f - 1])
+        # What each note's title gives, summed in SQL over the titles' rows alone, best
+        # first: the first few are scored, then the others read on while they may count.
+        titles = self.conn.execute(
+            f"SELECT path, {scoring.sql(FIELDS[0])} AS given FROM terms INDEXED BY "
+            f"terms_in_titles WHERE {scoring.having} AND title GROUP BY path "
+            "ORDER BY given DESC",
+            scoring.values,
+        )
+        first = titles.fetchmany(max(FIRST_SCORED, 2 * limit))
+        rows = self._scored(scoring, [path for path, _given in first])
+        floor = _last_place(rows, limit)
+        if floor is None or rest >= floor - MARGIN:
+            return None  # a note with no task word in its title may be in the running
+        # The others whose title and the ceiling together may reach the last place (the
+        # titles' sums are rounded to 9 places: a margin more).
+        least = floor - rest - 2 * MARGIN
+        more = []
+        for path, given in titles:
+            if given < least:
+                break
+            more.append(path)
+        for start in range(0, len(more), CHUNK):
+            rows += self._scored(scoring, more[start : start + CHUNK])
+        return rows
 
     def ranked(self, paths: list[str]) -> list[str]:
         """Those of ``paths`` that are notes the block may name (not superseded), in order."""
@@ -256,11 +398,13 @@ class NotesIndex:
         }
         return sorted(weight, key=lambda term: (-weight[term], term))[:limit]
 
-    def _sizes(self) -> tuple[int, int]:
-        """How many notes there are and their summed length, as BM25 counts them."""
-        rows = self.conn.execute("SELECT key, value FROM meta WHERE key IN ('notes', 'length')")
+    def _sizes(self) -> tuple[int, tuple[int, ...]]:
+        """How many notes there are and each field's summed length, as BM25 counts them."""
+        marks = ", ".join("?" * len(FIGURES))
+        rows = self.conn.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", FIGURES)
         sizes = dict(rows.fetchall())
-        return int(sizes.get("notes", 0)), int(sizes.get("length", 0))
+        lengths = tuple(int(sizes.get(key, 0)) for key in FIGURES[1:])
+        return int(sizes.get("notes", 0)), lengths
 
     def folders(self) -> list[str]:
         """The folders the index holds, relative to the notes folder: ``""`` (the folder
@@ -278,17 +422,30 @@ class NotesIndex:
 
     # -- the refresh -----------------------------------------------------------------------
 
-    def _survey(self) -> _Survey:
-        rows = self.conn.execute("SELECT path, mtime_ns, listing FROM folders").fetchall()
-        known = {path: (mtime, marshal.loads(listing)) for path, mtime, listing in rows}
-        survey = _Survey(self.notes_dir, known, time.time_ns() - RACY_NS)
+    def _survey(self, window: tuple[int, int] | None = None) -> _Survey:
+        rows = self.conn.execute("SELECT path, mtime_ns, notes, unsure, dirs FROM folders")
+        known = {row[0]: (row[1], row[2], row[3], marshal.loads(row[4])) for row in rows}
+        survey = _Survey(self.notes_dir, known, time.time_ns() - RACY_NS, window, self._listing)
+        needed = survey.listings_needed()
+        for start in range(0, len(needed), CHUNK):  # read ahead, a query for many folders
+            some = needed[start : start + CHUNK]
+            marks = ", ".join("?" * len(some))
+            query = f"SELECT path, listing FROM folders WHERE path IN ({marks})"
+            survey.read(
+                {path: marshal.loads(listing) for path, listing in self.conn.execute(query, some)}
+            )
         survey.walk()
         return survey
 
-    def _written_since(self, seen: _Survey) -> bool:
-        # Another process may have refreshed between the survey and the write lock.
-        rows = self.conn.execute("SELECT path, mtime_ns, listing FROM folders").fetchall()
-        return {p: (m, marshal.loads(b)) for p, m, b in rows} != seen.known
+    def _listing(self, folder: str) -> Files:
+        """The notes of ``folder`` with their stamps, as the index has them."""
+        row = self.conn.execute("SELECT listing FROM folders WHERE path = ?", (folder,)).fetchone()
+        found: Files = marshal.loads(row[0]) if row and row[0] is not None else {}
+        return found
+
+    def _version(self) -> int:
+        """Changes when another connection (another process) commits to the index."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -303,52 +460,110 @@ class NotesIndex:
     def _apply(self, survey: _Survey) -> None:
         conn = self.conn
         parsed = [survey.parse(path) for path in survey.changed]
+        conn.executemany("DELETE FROM folders WHERE path = ?", [(path,) for path in survey.gone])
         conn.executemany(
-            "DELETE FROM folders WHERE path = ?",
-            [(path,) for path in survey.known if path not in survey.folders],
+            "INSERT OR REPLACE INTO folders (path, mtime_ns, notes, unsure, dirs, listing) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    path,
+                    mtime,
+                    len(files),
+                    sum(1 for stamp in files.values() if stamp is None),
+                    marshal.dumps(dirs),
+                    marshal.dumps(files),
+                )
+                for path, (mtime, dirs, files) in survey.rewritten.items()
+            ],
         )
-        conn.executemany(
-            "INSERT OR REPLACE INTO folders (path, mtime_ns, listing) VALUES (?, ?, ?)",
-            [(path, m, marshal.dumps(listing)) for path, (m, listing) in survey.folders.items()],
-        )
-        holders: Counter[str] = Counter()  # how many more notes hold each term
-        for path in [*survey.removed, *survey.changed]:
-            if self.with_terms:
-                rows = conn.execute("SELECT term FROM terms WHERE path = ?", (path,))
-                holders.subtract(term for (term,) in rows)
+        went = [*survey.removed, *survey.changed]
+        gone = self._holders(went) if self.with_terms else {}  # before their rows go
+        for path in went:
             for table in ("notes", "words", "terms", "links"):
                 conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
         for note, raw in parsed:
-            holders.update(self._store(note, raw))
+            self._store(note, raw)
         if self.with_terms:
-            self._count_holders(holders)
+            self._count_holders(gone, self._holders([note.path for note, _ in parsed]))
         self._resolve_again(
             _affected_targets([*survey.removed, *survey.added]), set(survey.changed)
         )
         for path in survey.changed:
             self._resolve_links_of(path)
 
-    def _count_holders(self, holders: Counter[str]) -> None:
-        """Keep what BM25 needs of the whole: how many notes hold each term (``holders``:
-        how many more do), how many notes there are and how long."""
+    def _holders(self, paths: list[str]) -> dict[str, list[int]]:
+        """What the terms rows of the notes of ``paths`` give the frequency table: for each
+        term, how many of those notes hold it, then for each field how many hold it there,
+        the largest count there and the shortest length there (:data:`LONGEST` for none);
+        summed in SQL, a query a few hundred notes."""
+        parts = []
+        for field in FIELDS:
+            name = field.name
+            parts.append(
+                f"total({name} > 0), max({name}), "
+                f"min(CASE WHEN {name} THEN {name}_length ELSE {LONGEST} END)"
+            )
+        found: dict[str, list[int]] = {}
+        for start in range(0, len(paths), CHUNK):
+            some = paths[start : start + CHUNK]
+            marks = ", ".join("?" * len(some))
+            query = (
+                f"SELECT term, count(*), {', '.join(parts)} FROM terms "
+                f"WHERE path IN ({marks}) GROUP BY term"
+            )
+            for term, *row in self.conn.execute(query, some):
+                had = found.get(term)
+                if had is None:
+                    found[term] = [int(value) for value in row]
+                    continue
+                had[0] += row[0]
+                for at in range(1, len(row), 3):
+                    had[at] += int(row[at])
+                    had[at + 1] = max(had[at + 1], row[at + 1])
+                    had[at + 2] = min(had[at + 2], row[at + 2])
+        return found
+
+    def _count_holders(self, gone: dict[str, list[int]], came: dict[str, list[int]]) -> None:
+        """Keep what BM25 needs of the whole: how many notes hold each term, in all and in
+        each field (the rows of the notes that went, ``gone``, and of those that came,
+        ``came``, as :meth:`_holders` gives them), with each field's bounds grown by the
+        notes that came; how many notes there are and each field's length in all."""
         conn = self.conn
-        conn.executemany(
-            "INSERT INTO frequency (term, notes) VALUES (?, ?) "
-            "ON CONFLICT (term) DO UPDATE SET notes = notes + excluded.notes",
-            [(term, more) for term, more in holders.items() if more],
+        names = [field.name for field in FIELDS]
+        columns = ", ".join(f"{name}, {name}_most, {name}_least" for name in names)
+        counted = ", ".join(f"{name} = {name} + excluded.{name}" for name in names)
+        most = ", ".join(f"{name}_most = max({name}_most, excluded.{name}_most)" for name in names)
+        least = ", ".join(
+            f"{name}_least = min({name}_least, excluded.{name}_least)" for name in names
         )
+        none = [0, *([0, 0, LONGEST] * len(FIELDS))]
+        rows, fewer = [], []
+        for term in {**gone, **came}:
+            new, old = came.get(term, none), gone.get(term, none)
+            row: list[object] = [term, new[0] - old[0]]
+            for at in range(1, len(new), 3):
+                row += [new[at] - old[at], new[at + 1], new[at + 2]]
+            rows.append(row)
+            if new[0] < old[0]:
+                fewer.append((term,))
+        marks = ", ".join("?" * (2 + 3 * len(FIELDS)))
         conn.executemany(
-            "DELETE FROM frequency WHERE term = ? AND notes <= 0",
-            [(term,) for term, more in holders.items() if more < 0],
+            f"INSERT INTO frequency (term, notes, {columns}) VALUES ({marks}) "
+            f"ON CONFLICT (term) DO UPDATE SET notes = notes + excluded.notes, {counted}, "
+            f"{most}, {least}",
+            rows,
         )
-        count, length = conn.execute("SELECT count(*), total(length) FROM notes").fetchone()
+        conn.executemany("DELETE FROM frequency WHERE term = ? AND notes <= 0", fewer)
+        totals = ", ".join(f"total({name}_length)" for name in names)
+        count, *lengths = conn.execute(f"SELECT count(*), {totals} FROM notes").fetchone()
         conn.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-            [("notes", str(count)), ("length", str(int(length)))],
+            [("notes", str(count))]
+            + [(key, str(int(length))) for key, length in zip(FIGURES[1:], lengths, strict=True)],
         )
 
-    def _store(self, note: Note, raw: bytes) -> list[str]:
-        """Add the rows of one note; the terms it holds, when they are kept."""
+    def _store(self, note: Note, raw: bytes) -> None:
+        """Add the rows of one note (its terms' when they are kept)."""
         meta = note.meta
         updated = meta.updated.toordinal() if meta.updated else 0  # undated ranks last
         counts = note_terms(note, raw) if self.with_terms else None
@@ -357,16 +572,19 @@ class NotesIndex:
         # linted and linked, but never ranked as relevant, so their words leave the block.
         superseded = (meta.status or "").strip().lower() == SUPERSEDED
         ranked = not superseded and not raw.startswith(GENERATED)
+        fields = (counts.title, counts.headings, counts.body) if counts else ()
+        lengths = tuple(sum(field.values()) for field in fields) or (0,) * len(FIELDS)
+        lengths_of = "".join(f"{field.name}_length, " for field in FIELDS)
         self.conn.execute(
-            "INSERT INTO notes (path, name, title, first_line, review_after, length, ranked, "
-            "data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO notes (path, name, title, first_line, review_after, {lengths_of}"
+            f"ranked, data) VALUES (?, ?, ?, ?, ?, {'?, ' * len(FIELDS)}?, ?)",
             (
                 note.path,
                 note.path.rsplit("/", 1)[-1],
                 note.title,
                 note.first_line,
                 meta.review_after.toordinal() if meta.review_after else None,
-                counts.length if counts else 0,
+                *lengths,
                 int(ranked),
                 marshal.dumps(note.to_json()),
             ),
@@ -376,19 +594,29 @@ class NotesIndex:
             [(key, note.path, updated) for key in _keys(note.vocabulary) if ranked],
         )
         if counts and ranked:
+            title, headings, body = counts.title, counts.headings, counts.body
+            length_t, length_h, length_b = lengths
+            path = note.path
+            columns = "".join(f"{field.name}, {field.name}_length, " for field in FIELDS)
             self.conn.executemany(
-                "INSERT INTO terms (term, path, tf, body, length, updated) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO terms (term, path, {columns}updated) "
+                f"VALUES (?, ?, {'?, ?, ' * len(FIELDS)}?)",
                 [
-                    (term, note.path, tf, counts.body[term], counts.length, updated)
-                    for term, tf in counts.weighted.items()
+                    (
+                        term,
+                        path,
+                        *(title.get(term, 0), length_t),
+                        *(headings.get(term, 0), length_h),
+                        *(body.get(term, 0), length_b),
+                        updated,
+                    )
+                    for term in {**title, **headings, **body}
                 ],
             )
         self.conn.executemany(
             "INSERT INTO links (path, target, dangles) VALUES (?, ?, 0)",
             [(note.path, target) for target, _line in note.links],
         )
-        return list(counts.weighted) if counts and ranked else []
 
     def _resolve_links_of(self, path: str) -> None:
         rows = self.conn.execute("SELECT rowid, target FROM links WHERE path = ?", (path,))
@@ -424,57 +652,161 @@ class NotesIndex:
 
 
 class _Survey:
-    """What the files look like now, against what the index recorded of them."""
+    """What the files look like now, against what the index recorded of them.
 
-    def __init__(self, notes_dir: str, known: dict[str, tuple[int, Listing]], racy: int) -> None:
+    A folder's listing is read from the index (``listing``) only when its notes are
+    looked at. With ``window`` (a start and a count), only that many of the notes in
+    folders whose entries did not change are stat-ed, from that place in the order of a
+    walk (and on from the first when it ends); every other note of those folders keeps the
+    stamp it had, and :attr:`looked` names the notes that were looked at."""
+
+    def __init__(
+        self,
+        notes_dir: str,
+        known: dict[str, Known],
+        racy: int,
+        window: tuple[int, int] | None,
+        listing: Callable[[str], Files],
+    ) -> None:
         self.root = os.path.join(notes_dir, "")
         self.known = known
         self.racy = racy
-        self.folders: dict[str, tuple[int, Listing]] = {}
+        self._listing = listing
+        self._read: dict[str, Files] = {}
+        #: The folders whose rows change: their mtime (-1: to list again), subfolders and
+        #: notes.
+        self.rewritten: dict[str, tuple[int, list[str], Files]] = {}
+        self.gone: list[str] = []  # folders no longer there (or no longer reached)
         self.changed: list[str] = []  # notes to read again: new ones, or with another stamp
         self.added: list[str] = []  # of those, the new ones
         self.removed: list[str] = []
+        self.total = sum(notes for _mtime, notes, _unsure, _dirs in known.values())
+        if window is not None:  # at least a tenth of the notes: each within SWEEP calls
+            window = (window[0], max(window[1], -(-self.total // SWEEP)))
+        self.window = window if window is not None and window[1] < self.total else None
+        #: The notes looked at when not all were; None when every note was.
+        self.looked: Looked | None = None if self.window is None else Looked()
+        self._offset = 0  # where the walk is in the order of every note known
+        self._walked: set[str] = set()
+
+    def listings_needed(self) -> list[str]:
+        """The known folders whose listings the walk will read, as far as the index can
+        tell without listing a folder: each whose notes the window reaches or that holds a
+        note whose stamp was not kept (all of them without a window)."""
+        if self.window is None:
+            return list(self.known)
+        needed, offset, stack = [], 0, [""]
+        while stack:
+            folder = stack.pop()
+            old = self.known.get(folder)
+            if old is None:
+                continue
+            if old[2] or self._spans(offset, old[1]):
+                needed.append(folder)
+            offset += old[1]
+            stack.extend(f"{folder}{name}/" for name in reversed(old[3]))
+        return needed
+
+    def read(self, listings: dict[str, Files]) -> None:
+        """Take the listings of folders read ahead (:meth:`listings_needed`)."""
+        self._read.update(listings)
+
+    def _spans(self, first: int, count: int) -> list[tuple[int, int]]:
+        """The parts of a folder's notes (``count`` of them, the first at offset ``first``
+        of the walk) that the window reaches, as ranges of their places in the folder."""
+        if self.window is None:
+            return [(0, count)]
+        start, size = self.window
+        spans = []
+        # The window is the offsets start .. start + size, and on from 0 when it wraps.
+        for low in (start, start - self.total):
+            begin, end = max(first, low), min(first + count, low + size)
+            if begin < end:
+                spans.append((begin - first, end - first))
+        return spans
 
     @property
     def dirty(self) -> bool:
-        return bool(self.changed or self.removed or self.folders != self.known)
+        return bool(self.changed or self.removed or self.rewritten or self.gone)
+
+    def files(self, folder: str) -> Files:
+        """The notes of ``folder`` with their stamps, as this survey leaves them."""
+        if folder in self.rewritten:
+            return self.rewritten[folder][2]
+        if folder not in self._read:
+            self._read[folder] = self._listing(folder)
+        return self._read[folder]
 
     def walk(self) -> None:
         stack = [""]
         while stack:
             folder = stack.pop()
-            listing = self._folder(folder)
-            if listing is not None:
-                stack.extend(f"{folder}{name}/" for name in reversed(listing[0]))
-        for folder, (_mtime, (_dirs, files)) in self.known.items():
-            if folder not in self.folders:  # gone, or no longer a folder one can list
-                self.removed.extend(folder + name for name in files)
+            dirs = self._folder(folder)
+            if dirs is not None:
+                stack.extend(f"{folder}{name}/" for name in reversed(dirs))
+        for folder in self.known:
+            if folder not in self._walked:  # gone, or no longer a folder one can list
+                self.gone.append(folder)
+                self.removed.extend(folder + name for name in self.files(folder))
 
-    def _folder(self, folder: str) -> Listing | None:
+    def _folder(self, folder: str) -> list[str] | None:
         where = self.root + folder
         try:
             mtime = os.stat(where).st_mtime_ns
         except OSError:
             return None
+        self._walked.add(folder)
         old = self.known.get(folder)
+        first = self._offset
+        self._offset += old[1] if old else 0
         if old is not None and old[0] == mtime:
-            listing = self._check(folder, old[1])
-        else:
-            scanned = self._scan(folder, where, old[1][1] if old else {})
-            if scanned is None:
-                return None
-            listing = scanned
+            chosen = self._chosen(folder, old, first)
+            if chosen is None or chosen:
+                checked = self._check(folder, self.files(folder), chosen)
+                if checked is not None:
+                    self.rewritten[folder] = (mtime, old[3], checked)
+            return old[3]
+        scanned = self._scan(folder, where, self.files(folder) if old else {})
+        if scanned is None:
+            return None
+        dirs, files = scanned
+        if self.looked is not None:
+            self.looked.folders.add(folder)
         # A folder changed just now may change again within its mtime's tick: list it next time.
-        self.folders[folder] = (mtime if mtime < self.racy else -1, listing)
-        return listing
+        self.rewritten[folder] = (mtime if mtime < self.racy else -1, dirs, files)
+        return dirs
 
-    def _check(self, folder: str, listing: Listing) -> Listing:
-        """The notes of a folder whose entries did not change, each stat-ed."""
+    def _chosen(self, folder: str, old: Known, first: int) -> list[str] | None:
+        """The notes of a folder whose entries did not change to stat: those in the window,
+        and any whose stamp was not kept (changed within the racy window, or unreadable);
+        None for all of them (no window)."""
+        if self.window is None or self.looked is None:
+            return None
+        spans = self._spans(first, old[1])
+        if spans == [(0, old[1])]:
+            self.looked.folders.add(folder)  # the window holds the whole folder
+            return None
+        if not spans and not old[2]:
+            return []  # neither in the window nor unsure: its listing is not even read
+        files = self.files(folder)
+        names = list(files)
+        chosen = [name for begin, end in spans for name in names[begin:end]]
+        if old[2]:
+            taken = set(chosen)
+            chosen += [name for name, stamp in files.items() if stamp is None and name not in taken]
+        self.looked.paths.update(folder + name for name in chosen)
+        return chosen
+
+    def _check(self, folder: str, files: Files, chosen: list[str] | None) -> Files | None:
+        """Stat the notes of a folder whose entries did not change (those of ``chosen``,
+        all of them when None); its notes with their new stamps, or None when each asked
+        note was as it was."""
         lstat = os.lstat
+        asked = files if chosen is None else {name: files[name] for name in chosen}
         # Stat-ing by name in an open folder spares the kernel walking the whole path each time.
         with _opened(self.root + folder) as (prefix, folder_fd):
             try:
-                for name, old in listing[1].items():  # the usual case: every note as it was
+                for name, old in asked.items():  # the usual case: every note as it was
                     stat = lstat(prefix + name, dir_fd=folder_fd)
                     if (
                         old is None
@@ -484,19 +816,22 @@ class _Survey:
                     ):
                         break
                 else:
-                    return listing
+                    return None
             except OSError:
                 pass
-            return self._recheck(folder, listing, prefix, folder_fd)
+            return self._recheck(folder, files, prefix, folder_fd, asked)
 
     def _recheck(
-        self, folder: str, listing: Listing, prefix: str, folder_fd: int | None
-    ) -> Listing:
+        self, folder: str, files: Files, prefix: str, folder_fd: int | None, asked: Files
+    ) -> Files:
         """:meth:`_check` for a folder where a note changed, came within the racy window or
-        went: each note's stamp, and what changed."""
-        files: dict[str, Stamp | None] = {}
+        went: each asked note's stamp, and what changed (the others as they were)."""
+        found: Files = {}
         racy, lstat = self.racy, os.lstat
-        for name, old in listing[1].items():
+        for name, old in files.items():
+            if name not in asked:
+                found[name] = old
+                continue
             try:
                 stat = lstat(prefix + name, dir_fd=folder_fd)
             except OSError:
@@ -505,10 +840,10 @@ class _Survey:
             stamp = (stat.st_size, stat.st_mtime_ns, stat.st_ino)
             if stamp != old:
                 self.changed.append(folder + name)
-            files[name] = stamp if stat.st_mtime_ns < racy else None
-        return listing[0], files
+            found[name] = stamp if stat.st_mtime_ns < racy else None
+        return found
 
-    def _scan(self, folder: str, where: str, old: dict[str, Stamp | None]) -> Listing | None:
+    def _scan(self, folder: str, where: str, old: Files) -> tuple[list[str], Files] | None:
         """List a folder again: its visible subfolders and notes (links not followed)."""
         try:
             entries = list(os.scandir(where))
@@ -545,9 +880,23 @@ class _Survey:
                 raw = handle.read()
         except OSError as exc:
             folder, _, name = path.rpartition("/")
-            self.folders[folder + "/" if folder else ""][1][1][name] = None
+            self.rewritten[folder + "/" if folder else ""][2][name] = None
             return unreadable_note(path, exc.strerror or type(exc).__name__), b""
         return parse_note(path, raw), raw
+
+
+class Looked:
+    """The notes a refresh looked at: every note of ``folders``, and ``paths``."""
+
+    def __init__(self) -> None:
+        self.folders: set[str] = set()
+        self.paths: set[str] = set()
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        folder, _, _name = path.rpartition("/")
+        return (folder + "/" if folder else "") in self.folders or path in self.paths
 
 
 @contextlib.contextmanager
@@ -571,33 +920,15 @@ def _opened(where: str) -> Iterator[tuple[str, int | None]]:
 _DIR_FD = os.lstat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 
 
-class _Scoring:
-    """BM25 for one task's terms: each term's idf (``found``: the terms with how many notes
-    hold each, of ``count`` notes of ``mean`` length), and the SQL that scores a note."""
-
-    def __init__(self, found: list[tuple[str, int]], count: int, mean: float) -> None:
-        import math
-
-        self.mean = mean
-        self.idf = {term: math.log(1 + (count - df + 0.5) / (df + 0.5)) for term, df in found}
-        self.values: dict[str, object] = {"mean": mean}
-        cases = []
-        for i, (term, idf) in enumerate(self.idf.items()):
-            self.values[f"w{i}"], self.values[f"i{i}"] = term, idf
-            cases.append(f"WHEN :w{i} THEN :i{i}")
-        self.having = f"term IN ({', '.join(f':w{i}' for i in range(len(self.idf)))})"
-        self._idf = f"CASE term {' '.join(cases)} END"
-
-    def score(self, column: str) -> str:
-        # idf * tf / (tf + K1 * (1 - B + B * length / mean)), summed over the terms; the
-        # factor K1 + 1 is the same for all and left out. Rounded, so that sums of the same
-        # terms in another order tie and the next key decides.
-        norm = f"{K1} * (1 - {B} + {B} * length / :mean)"
-        return f"round(sum({self._idf} * {column} / ({column} + {norm})), 9)"
-
-
 #: A note as ranking scores it: path, score, the body's own score, date.
 _Row = tuple[str, float, float, int]
+
+
+def _last_place(rows: list[_Row], limit: int) -> float | None:
+    """The score of the ``limit``-th best of ``rows``; None when there are fewer."""
+    if len(rows) < limit:
+        return None
+    return sorted((row[1] for row in rows), reverse=True)[limit - 1]
 
 
 def _keys(vocabulary: frozenset[str]) -> list[str]:
@@ -616,15 +947,20 @@ def _affected_targets(paths: list[str]) -> set[str]:
 
 
 def open_index(
-    notes_dir: str | PathLike[str], path: str | PathLike[str] | None, *, with_terms: bool = False
+    notes_dir: str | PathLike[str],
+    path: str | PathLike[str] | None,
+    *,
+    with_terms: bool = False,
+    looks: int | None = None,
 ) -> NotesIndex:
     """The index of ``notes_dir`` kept at ``path``, refreshed; rebuilt or in memory as needed
     (``path`` None: in memory). ``with_terms``: keep what :meth:`NotesIndex.bm25_paths`
-    ranks by."""
+    ranks by. ``looks``: when no watcher keeps it fresh, stat at most that many notes
+    whose folders did not change (:meth:`NotesIndex.refresh`)."""
     root = os.fspath(notes_dir)
     wanted = _wanted(root, with_terms)
     if path is not None:
-        index = _on_disk(os.fspath(path), root, wanted, with_terms)
+        index = _on_disk(os.fspath(path), root, wanted, with_terms, looks)
         if index is not None:
             return index
     memory = sqlite3.connect(":memory:", isolation_level=None)
@@ -655,7 +991,7 @@ def same_index(index: NotesIndex, with_terms: bool) -> bool:
 
 
 def _on_disk(
-    path: str, notes_dir: str, wanted: dict[str, str], with_terms: bool
+    path: str, notes_dir: str, wanted: dict[str, str], with_terms: bool, looks: int | None
 ) -> NotesIndex | None:
     """The index kept at ``path``, refreshed; None where it cannot be kept there."""
     from hippo_core.notes.watched import watched_fresh
@@ -666,7 +1002,7 @@ def _on_disk(
             index.path = path
             index.watched = not attempt and watched_fresh(path, notes_dir, with_terms)
             if not index.watched:
-                index.refresh()  # no watcher said it is fresh: look at every note
+                index.refresh(looks)  # no watcher said it is fresh: look at the notes
             return index
         except OSError:
             break  # the cache folder cannot be made: a read-only workspace
@@ -717,8 +1053,8 @@ def _prepare(conn: sqlite3.Connection, wanted: dict[str, str]) -> sqlite3.Connec
 
 def _identity(conn: sqlite3.Connection) -> dict[str, str]:
     """What the index was made as (its meta without the figures BM25 keeps there)."""
-    marks = ", ".join("?" * len(FIGURES))
-    rows = conn.execute(f"SELECT key, value FROM meta WHERE key NOT IN ({marks})", FIGURES)
+    marks = ", ".join("?" * len(KEPT))
+    rows = conn.execute(f"SELECT key, value FROM meta WHERE key NOT IN ({marks})", KEPT)
     return dict(rows.fetchall())
 
 

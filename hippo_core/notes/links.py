@@ -7,11 +7,12 @@ name is ``X.md``. Two such notes, or none, and the link dangles.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-LINK = re.compile(r"\[\[([^\[\]\n]+?)\]\]")
+from hippo_core.patterns import Lazy
+
+LINK = Lazy(r"\[\[([^\[\]\n]+?)\]\]")  # compiled when a note is read
 
 
 def link_target(inner: str) -> str:

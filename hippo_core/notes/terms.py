@@ -15,10 +15,10 @@ public retrieval sets (``../shared/evals/retrieval``, held-in) and ranked worse:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from hippo_core.notes.text import decode_note, split_frontmatter, words
+from hippo_core.patterns import Lazy
 from hippo_core.records import Record
 
 TYPE_CHECKING = False
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 
 #: Markup a heading may carry that is not its words: attribute lists (``{ #anchor .cls }``),
 #: HTML tags, a link's target, and the ``#``s that close an ATX heading.
-_MARKUP = re.compile(r"\{[^}]*\}|<[^>]*>|\s#+\s*$")
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKUP = Lazy(r"\{[^}]*\}|<[^>]*>|\s#+\s*$")  # read notes only: compiled when one is
+_LINK = Lazy(r"!?\[([^\]]*)\]\([^)]*\)")
 _COMMON = """
     a about above after again all also an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from
@@ -83,39 +83,35 @@ def terms(text: str) -> list[str]:
     return [stem(word) for word in words(text) if word not in COMMON]
 
 
-#: How much more than a body word a word of the title, of a heading and of the file name
-#: counts (a heading's words are in the body too, and the title is a heading): a title word
-#: counts 3, a heading word 2, a file name word 3.
-TITLE_WEIGHT, HEADING_WEIGHT, NAME_WEIGHT = 1, 1, 3
 #: File names that name their folder's note rather than a subject of their own.
 _FOLDER_NOTES = frozenset(["index", "readme", "_index"])
 
 
 class NoteTerms(Record):
-    """A note's terms: weighted counts, counts in the body alone, and the weighted length."""
+    """A note's terms by field (:mod:`hippo_core.notes.fields`): the title's (with the file
+    name's), the headings' but the title, and the body's."""
 
-    __slots__ = ("weighted", "body", "length")
-    weighted: Counter[str]
+    __slots__ = ("title", "headings", "body")
+    title: Counter[str]
+    headings: Counter[str]
     body: Counter[str]
-    length: int
 
-    def __init__(self, weighted: Counter[str], body: Counter[str]) -> None:
-        self._set(weighted=weighted, body=body, length=sum(weighted.values()))
+    def __init__(self, title: Counter[str], headings: Counter[str], body: Counter[str]) -> None:
+        self._set(title=title, headings=headings, body=body)
 
 
 def note_terms(note: Note, raw: bytes) -> NoteTerms:
-    """The terms of a note read from ``raw``: its body (after the frontmatter), its title,
-    headings and file name (``index.md`` and ``README.md`` by their folder's name)."""
+    """The terms of a note read from ``raw``, by field: its title and file name
+    (``index.md`` and ``README.md`` by their folder's name); its headings, the title's own
+    left out; its body, everything after the frontmatter (the headings' lines among it)."""
     text, _why = decode_note(raw)
     body = Counter(terms(text[split_frontmatter(text).body_start :])) if text else Counter()
-    weighted = Counter(body)
-    for heading in note.headings:
-        for term in terms(clean(heading)):
-            weighted[term] += HEADING_WEIGHT
-    for term in terms(clean(note.title)):
-        weighted[term] += TITLE_WEIGHT
     parts = note.path.removesuffix(".md").split("/")
     name = parts[-2] if parts[-1].lower() in _FOLDER_NOTES and len(parts) > 1 else parts[-1]
-    for term in terms(name):
-        weighted[term] += NAME_WEIGHT
-    return NoteTerms(weighted, body)
+    title = Counter(terms(clean(note.title)))
+    title.update(terms(name))
+    headings = list(note.headings)
+    if note.title in headings:  # the title is the first heading that is its own line
+        headings.remove(note.title)
+    below = Counter(term for heading in headings for term in terms(clean(heading)))
+    return NoteTerms(title, below, body)

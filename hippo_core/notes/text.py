@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 
+from hippo_core.patterns import Lazy
 from hippo_core.records import Record
 
 BOM = "\ufeff"
 #: The line that opens and closes a frontmatter block (``...`` also closes one).
 FENCE = "---"
-#: A line opening or closing a code fence, inside which nothing is a heading or a link.
-CODE_FENCE = re.compile(r" {0,3}(```|~~~)")
+#: A line opening or closing a code fence, inside which nothing is a heading or a link
+#: (compiled when a note is read).
+CODE_FENCE = Lazy(r" {0,3}(```|~~~)")
 _WORD = re.compile(r"[^\W_]{3,}")
 #: How the session log begins: ``hippo log`` writes it whole from the session records
 #: (:mod:`hippo_core.session_log`). A note that begins so is hippo's output, not knowledge:
