@@ -225,7 +225,9 @@ def _prompt(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any
             record["private"] = True  # ingest leaves the session out; keep no task either
         elif not record.get("task"):
             record["task"] = redact(prompt).text
-        sessions.write_record(workspace, record)
+        # The agent waits for this hook: no fsync. Still whole or absent; what a power cut
+        # may lose (the task, the first prompt's mark), ingest derives from the transcript.
+        sessions.write_record(workspace, record, durable=False)
     left = workspace.settings.budget_bytes - int(record.get("context_bytes") or 0)
     parts = load_plugins(hot=True).context_parts(workspace, None, prompt)
     parts = [p for p in parts if not p.required]

@@ -86,12 +86,12 @@ def read_record(workspace: Workspace, raw_id: str) -> dict[str, Any]:
     return read_json_object(path, shown, kind="session record", missing=missing)
 
 
-def write_record(workspace: Workspace, record: dict[str, Any]) -> str:
-    """Write ``record`` atomically under its id, owner-only (a derived one without fsync:
-    ingest can write it again)."""
+def write_record(workspace: Workspace, record: dict[str, Any], *, durable: bool = True) -> str:
+    """Write ``record`` atomically under its id, owner-only; without fsync when it is a
+    derived one or ``durable`` is False (what a power cut may lose, ingest writes again)."""
     path = _record_file(workspace, record["id"])
     text = jsontext.dumps(record) + "\n"
-    durable = record.get("kind") != DERIVED
+    durable = durable and record.get("kind") != DERIVED
     owner_only_write(path, text, durable=durable)
     return path
 

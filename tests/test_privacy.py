@@ -554,6 +554,7 @@ FRAGMENTS = st.sampled_from(
 @given(st.lists(st.one_of(FRAGMENTS, st.text(max_size=3)), max_size=30).map("".join))
 @example("TOKEN=sk-0: -----END RSA PRIVATE KEY-----")  # the kind in `[redacted:secret]: ...`
 @example("https://" + GITHUB + "@github.com/")  # a token as a URL's user
+@example("curl -u TOKEN[redacted:github-token]")  # the marker's colon, no user:password
 def test_redaction_of_trigger_rich_text_is_idempotent(text):
     once = redact(text)
     assert redact(once.text) == Redacted(once.text, 0)

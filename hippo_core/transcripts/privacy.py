@@ -370,8 +370,10 @@ def _redact_short_options(text: str) -> tuple[str, int]:
             if key == "curl" and not secret.startswith(("[redacted", "-")):
                 # (a value redacted already, `curl -u <a private key>`, is one marker)
                 user, colon, secret = secret.partition(":")
-                if not colon:
-                    continue  # `curl -u user` asks for the password
+                if not colon or "[redacted" in user:
+                    # `curl -u user` asks for the password; a colon after a marker is the
+                    # marker's own (`-u TOKEN[redacted:github-token]`): redacted already
+                    continue
                 start += len(user) + 1
             if secret and not (
                 secret.startswith(("[redacted", "-")) or _PLACEHOLDER.fullmatch(secret)
