@@ -17,7 +17,9 @@ def atomic_write(
     durable: bool = True,
     mode: int | None = None,
 ) -> None:
-    """Write ``data`` to ``path`` through a temporary file, fsync and rename.
+    """Write ``data`` to ``path`` whole (a temporary file, fsync, rename), its folders made;
+    with ``mode``, the file gets exactly those permission bits, else an existing file keeps
+    its own and a new one follows the umask.
 
     A reader sees the old file or the new one, never a torn mix; a crash leaves at most a
     stray ``.<name>.*.tmp`` file beside it. The file gets ``mode`` when it is given (the

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 class ContextPart:
-    """One part of the block. Its text is whole lines, each ending in a newline.
+    """One part of the context block; its text is whole lines, each ending in a newline, or a
+    function that makes them.
 
     ``text`` is the text, or a function that makes it: a part the caller does not need (the
     session-start hook prints only required parts) is then never computed.

@@ -53,7 +53,9 @@ def file_lock(
     on_wait: Any = None,
     owner_only: str | PathLike[str] | None = None,
 ) -> Iterator[IO[str] | None]:
-    """Hold an exclusive lock on ``path`` (created if missing) for the block.
+    """A context manager holding an exclusive lock on ``path`` (created if missing); with
+    ``wait``, it gives None after that many seconds instead of waiting on; with ``owner_only``
+    (the owner-only folder at or above the lock's), the lock file is 0600 in 0700 folders.
 
     Waits for as long as it takes when ``wait`` is None, else at most ``wait`` seconds and
     then yields None (the caller decides what to say). ``on_wait`` is called once when the

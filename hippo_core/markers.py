@@ -95,5 +95,7 @@ class HookspecMarker:
         return mark if function is None else mark(function)
 
 
+#: Marks a hook function: ``@hookimpl``, ``@hookimpl(tryfirst=True)``,
+#: ``@hookimpl(trylast=True)``.
 hookimpl = HookimplMarker(PROJECT)
 hookspec = HookspecMarker(PROJECT)

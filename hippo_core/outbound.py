@@ -133,7 +133,10 @@ def shown_url(url: str) -> str:
 
 
 def outbound_opener(*, allow_link_local: bool) -> urllib.request.OpenerDirector:
-    """A urllib opener for a request that carries a credential.
+    """A urllib opener for a request that carries a credential: it never follows a redirect,
+    never sends a request for this machine through a proxy, and with ``allow_link_local``
+    False refuses, before connecting, an address (after DNS) that is link-local or cloud
+    metadata.
 
     A redirect raises a :class:`~hippo_core.HippoError` (``answered 302 to <url>: hippo does
     not follow redirects``), so neither the credential nor the body goes anywhere else and

@@ -90,7 +90,9 @@ def owner_only_write(
     top: str | PathLike[str] | None = None,
     durable: bool = True,
 ) -> None:
-    """:func:`~hippo_core.atomic.atomic_write` of a 0600 file in an owner-only folder."""
+    """:func:`~hippo_core.atomic.atomic_write` of a file only its owner reads (0600), its folder
+    and every folder from ``top`` (default: the file's folder) down to it made or tightened to
+    0700: for what agents and people said (the sleep pack keeps all of ``.hippo/sleep/`` so)."""
     owner_only_folder(os.path.dirname(os.path.abspath(path)), top)
     atomic_write(path, data, durable=durable, mode=FILE_MODE if _POSIX else None)
 

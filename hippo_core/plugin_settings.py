@@ -32,7 +32,8 @@ SHOWN_AS = ".hippo/settings.toml"
 
 
 def settings_table(workspace: Workspace, plugins: Plugins, name: str) -> tuple[Any, list[str]]:
-    """The table ``name`` validated by the model its plugin registered, and the warnings.
+    """Your ``[name]`` table of ``.hippo/settings.toml``, validated by the model you registered
+    (``hippo_register_settings``), and the warning lines for keys it does not know.
 
     Raises :class:`HippoError` when no plugin owns the table or a value is wrong.
     """

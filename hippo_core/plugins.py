@@ -193,7 +193,9 @@ class ScheduleJob(Record):
 
 
 class Plugins:
-    """The loaded plugins, with a typed call for each hook (the one place errors are named).
+    """The loaded plugins, with a typed call for each hook (the one place errors are named):
+    ``kinds()``, ``readers()``, ``tools()``, ``commands()``, ``schedule_jobs()``,
+    ``event(workspace, event)``, ...
 
     ``pm`` is pluggy's plugin manager, or None when the hot path loaded them: ``read`` then
     holds what each third-party plugin implements, and a hook's implementations are put in
@@ -589,7 +591,8 @@ _loaded: Plugins | None = None
 
 
 def load_plugins(*, hot: bool = False) -> Plugins:
-    """The plugins, loaded on first use and kept for the life of the process.
+    """The loaded plugins, a :class:`Plugins`, loaded on first use and kept for the life of
+    the process.
 
     ``hot`` asks for the hot path's load (no pluggy import) when nothing is loaded yet.
     """

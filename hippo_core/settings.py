@@ -44,7 +44,7 @@ class OpenAISettings(Record):
 
 
 class Settings(Record):
-    """The validated settings of a workspace, defaults filled in."""
+    """The core settings of a workspace (``workspace.settings``), validated, defaults filled in."""
 
     __slots__ = (
         "notes_dir",

@@ -58,7 +58,10 @@ def check_folder_name(folder: str) -> None:
 
 
 class Workspace:
-    """One workspace. Paths are absolute; ``settings`` are validated.
+    """One workspace, found with ``Workspace.find()`` or opened with ``Workspace.open(root)``:
+    ``root``, ``settings`` (validated), ``notes_dir``, ``hippo_dir``, ``packs_dir``,
+    ``sessions_dir``, ``settings_path``, ``inside(*parts)`` and ``relative(path)``; every path
+    absolute.
 
     The folders are :class:`~pathlib.Path` objects, made when first asked for; the agents'
     hooks, which must not pay for importing :mod:`pathlib`, use :attr:`folder` and

@@ -10,9 +10,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "docs"))
 
+from gen_api import render as render_api  # noqa: E402
 from gen_cli import command_paths, render  # noqa: E402
 from gen_hooks import render as render_hooks  # noqa: E402
 
+import hippo_core  # noqa: E402
 from hippo_core.cli import app  # noqa: E402
 from tests.sleep_scene import make_sleepy  # noqa: E402
 
@@ -38,6 +40,20 @@ def test_hook_reference_matches_the_hookspecs():
     assert (ROOT / "docs" / "hooks.md").read_text(encoding="utf-8") == render_hooks(), (
         "docs/hooks.md is stale: run python docs/gen_hooks.py"
     )
+
+
+def test_the_api_tables_match_the_code():
+    """docs/plugins.md's tables of the public API: signatures and docstrings as they are."""
+    page = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    assert page == render_api(page), "docs/plugins.md is stale: run python docs/gen_api.py"
+    assert page.count("<!-- api: ") == len(hippo_core._API)
+    assert "`command_group(help_text)`" in page
+
+
+def test_every_public_name_says_what_it_is():
+    """No row of the API tables without its docstring (or ``#:`` comment)."""
+    page = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    assert not re.findall(r"(?m)^\| `[^`]+` \|\s*\|$", page)
 
 
 def test_the_plugin_list_of_the_install_page_is_what_hippo_prints(hippo, tmp_path):

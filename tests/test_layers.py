@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import functools
 import itertools
+import re
 import subprocess
 import sys
 from collections import deque
@@ -360,29 +361,176 @@ def test_the_sleep_packs_rooms_import_only_downwards() -> None:
     assert not wrong, "imports that go up or sideways:\n" + "\n".join(sorted(wrong))
 
 
-def private_imports(path: Path, shown: str = "") -> list[str]:
-    """Each import in ``path`` of a hippo_core name outside the public API, as a line naming
-    the file, the name and what to use instead. Lazy and TYPE_CHECKING imports included."""
-    public = set(hippo_core.__all__)
-    homes: dict[str, list[str]] = {}
-    for name, module in hippo_core._MODULE_OF.items():
-        homes.setdefault(module, []).append(name)
-    shown = shown or path.relative_to(ROOT).as_posix()
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.startswith("hippo_core."):
-                    found.append(
-                        f"{shown}:{node.lineno}: import {alias.name}: {_instead(alias.name, homes)}"
-                    )
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hippo_core"):
-            for alias in node.names:
-                if node.module == "hippo_core" and alias.name in public:
-                    continue
-                where = f"{shown}:{node.lineno}: {alias.name} from {node.module}"
-                found.append(f"{where}: {_alternative(node.module or '', alias.name, homes)}")
-    return found
+#: Attributes of public objects that are the kernel's machinery, not its API: pluggy's
+#: manager behind ``Plugins`` (a plugin calls hooks through the typed calls, which name a
+#: failing plugin; the manager would let it go around them).
+MACHINERY = {"Plugins": {"pm"}}
+#: Attributes that read a function's or a module's insides: from a public function's
+#: ``__globals__`` every private name of its module is one subscript away.
+INSIDES = {
+    "__globals__",
+    "__dict__",
+    "__closure__",
+    "__code__",
+    "__wrapped__",
+    "__builtins__",
+    "__module__",
+}
+#: A string that is a module path in hippo_core: what importlib, ``__import__`` and
+#: ``sys.modules`` take.
+MODULE_PATH = re.compile(r"hippo_core(?:\.[A-Za-z_]\w*)+")
+#: The value of the ``hippo_core`` package itself, in ``Uses.value``.
+KERNEL = object()
+
+
+class Instance:
+    """A value made by calling a public class, or a public function that says it returns
+    one (``load_plugins()`` is a ``Plugins``)."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+
+class Uses:
+    """What one file takes from hippo_core, found in its syntax tree: imports of private
+    modules and names, module paths handed to importlib, ``__import__`` or ``sys.modules``,
+    private attributes of the package or of public objects (``hippo_core._API``,
+    ``hippo_core.dream.run`` once another module imported it, ``load_plugins().pm``), the
+    same through ``getattr``, and a function's insides (``now.__globals__``)."""
+
+    def __init__(self, path: Path, shown: str) -> None:
+        self.shown = shown
+        self.tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        self.parents = {
+            child: node for node in ast.walk(self.tree) for child in ast.iter_child_nodes(node)
+        }
+        self.public = set(hippo_core.__all__)
+        self.homes: dict[str, list[str]] = {}
+        for name, module in hippo_core._MODULE_OF.items():
+            self.homes.setdefault(module, []).append(name)
+        #: Names bound to the package (``import hippo_core as h``) or to a public name.
+        self.bound: dict[str, object] = {}
+        self.found: set[tuple[int, int, str]] = set()
+
+    def at(self, node: ast.AST, what: str) -> None:
+        line, column = getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+        self.found.add((line, column, f"{self.shown}:{line}: {what}"))
+
+    def check(self) -> list[str]:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                self.import_(node)
+            elif isinstance(node, ast.ImportFrom):
+                self.import_from(node)
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                self.module_path(node, node.value)
+            elif isinstance(node, ast.JoinedStr):
+                self.built_path(node)
+            elif isinstance(node, ast.Attribute):
+                self.attribute(node, self.value(node.value), node.attr)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                self.call(node, node.func.id)
+        return [what for _, _, what in sorted(self.found)]
+
+    def import_(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name == "hippo_core":
+                self.bound[alias.asname or alias.name] = KERNEL
+            elif alias.name.startswith("hippo_core."):
+                self.at(node, f"import {alias.name}: {_instead(alias.name, self.homes)}")
+                if alias.asname is None:
+                    self.bound["hippo_core"] = KERNEL
+
+    def import_from(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level or not (module == "hippo_core" or module.startswith("hippo_core.")):
+            return
+        for alias in node.names:
+            if module == "hippo_core" and alias.name in self.public:
+                self.bound[alias.asname or alias.name] = getattr(hippo_core, alias.name)
+                continue
+            if alias.name == "*":
+                self.at(node, f"* from {module}: {_instead(module, self.homes)}")
+                continue
+            instead = _alternative(module, alias.name, self.homes)
+            self.at(node, f"{alias.name} from {module}: {instead}")
+
+    def value(self, node: ast.expr) -> object:
+        """What an expression is, as far as hippo_core goes: the package, a public object,
+        an ``Instance`` of a public class, or None (not hippo's, or not known)."""
+        if isinstance(node, ast.Name):
+            return self.bound.get(node.id)
+        if isinstance(node, ast.Attribute):
+            if self.value(node.value) is KERNEL and node.attr in self.public:
+                return getattr(hippo_core, node.attr)
+            return None
+        if isinstance(node, ast.Call):
+            made = self.value(node.func)
+            if isinstance(made, type):
+                return Instance(made)
+            returns = getattr(made, "__annotations__", {}).get("return")
+            named = returns if isinstance(returns, str) else getattr(returns, "__name__", "")
+            if named in self.public and isinstance(getattr(hippo_core, named), type):
+                return Instance(getattr(hippo_core, named))
+        return None
+
+    def attribute(self, node: ast.AST, base: object, name: str) -> None:
+        if name in INSIDES:
+            self.at(node, f".{name}: reads the insides of a function or module; use the API")
+        elif base is KERNEL:
+            if name not in self.public:
+                self.at(node, f"hippo_core.{name}: {self.private_path(node, name)}")
+        elif base is not None:
+            cls = base.cls if isinstance(base, Instance) else base
+            label = getattr(cls, "__name__", repr(cls))
+            if name.startswith("_") or name in MACHINERY.get(label, ()):
+                self.at(node, f"{label}.{name} is not in hippo_core's API (docs/plugins.md)")
+
+    def private_path(self, node: ast.AST, name: str) -> str:
+        """What to say of ``hippo_core.<name>...``: the longest chain of attributes read
+        from it, as the module it reaches (``hippo_core.dream.run``) or the private name."""
+        dotted = f"hippo_core.{name}"
+        parent = self.parents.get(node)
+        while isinstance(parent, ast.Attribute):
+            dotted = f"{dotted}.{parent.attr}"
+            parent = self.parents.get(parent)
+        known = modules()
+        reached = resolve(dotted, known)
+        return _instead(reached if reached != "hippo_core" else f"hippo_core.{name}", self.homes)
+
+    def call(self, node: ast.Call, function: str) -> None:
+        if function in ("getattr", "hasattr", "setattr", "delattr") and len(node.args) >= 2:
+            name = node.args[1]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                self.attribute(node, self.value(node.args[0]), name.value)
+        elif function == "vars" and node.args and self.value(node.args[0]) is not None:
+            self.at(node, "vars() of hippo_core's objects: reads their insides; use the API")
+
+    def built_path(self, node: ast.JoinedStr) -> None:
+        """An f-string that begins with a module path of hippo_core (``f"hippo_core.{x}"``)."""
+        first = node.values[0] if node.values else None
+        if isinstance(first, ast.Constant) and str(first.value).startswith("hippo_core."):
+            self.at(node, "a module path of hippo_core built at run time: use the API")
+
+    def module_path(self, node: ast.Constant, text: str) -> None:
+        if not MODULE_PATH.fullmatch(text):
+            return
+        parent = self.parents.get(node)
+        how = f"{text!r} names a module of hippo_core"
+        if isinstance(parent, ast.Call):
+            func = parent.func
+            called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            how = f"{called}({text!r})"
+        elif isinstance(parent, ast.Subscript):
+            how = f"sys.modules[{text!r}]"
+        self.at(node, f"{how}: {_instead(text, self.homes)}")
+
+
+def private_uses(path: Path, shown: str = "") -> list[str]:
+    """Each use in ``path`` of hippo_core outside its public API, as a line naming the file,
+    the line, what it takes and what to use instead. Lazy and TYPE_CHECKING imports count."""
+    return Uses(path, shown or path.relative_to(ROOT).as_posix()).check()
 
 
 def _alternative(module: str, name: str, homes: dict[str, list[str]]) -> str:
@@ -412,7 +560,7 @@ def _instead(dotted: str, homes: dict[str, list[str]]) -> str:
 
 
 def test_hippos_own_packs_import_only_the_public_api() -> None:
-    found = [line for path in sorted(PACKS.rglob("*.py")) for line in private_imports(path)]
+    found = [line for path in sorted(PACKS.rglob("*.py")) for line in private_uses(path)]
     assert not found, "private hippo_core names in hippo_packs:\n" + "\n".join(found)
 
 
@@ -424,10 +572,10 @@ def test_a_private_import_is_named_with_its_public_alternative(tmp_path: Path) -
         "def later():\n"
         "    from hippo_core.dream import receipts\n"
         "    import hippo_core.nowhere\n"
-        "    from hippo_core import _HOMES\n",
+        "    from hippo_core import _API\n",
         encoding="utf-8",
     )
-    found = private_imports(fake, "hippo_packs/sleep/_fake_for_test.py")
+    found = private_uses(fake, "hippo_packs/sleep/_fake_for_test.py")
     assert found == [
         "hippo_packs/sleep/_fake_for_test.py:2: process_alive from hippo_core.processes: "
         "use `from hippo_core import process_alive`",
@@ -437,6 +585,89 @@ def test_a_private_import_is_named_with_its_public_alternative(tmp_path: Path) -
         "hippo_packs/sleep/_fake_for_test.py:5: import hippo_core.nowhere: "
         "hippo_core.nowhere is private and has no public name: ask for one in "
         "hippo_core's API (docs/plugins.md) or keep the logic in the pack",
-        "hippo_packs/sleep/_fake_for_test.py:6: _HOMES from hippo_core: _HOMES is not in "
+        "hippo_packs/sleep/_fake_for_test.py:6: _API from hippo_core: _API is not in "
         "hippo_core's public API (docs/plugins.md lists it)",
+    ]
+
+
+#: The ways around an import statement that code review found (issue 40): each one a pack
+#: module would write to reach a private kernel name, and what the layer check says of it.
+WORKAROUNDS = {
+    "importlib": (
+        "import importlib\nrun = importlib.import_module('hippo_core.dream.run')\n",
+        "2: import_module('hippo_core.dream.run'): hippo_core.dream.run is private and has "
+        "no public name",
+    ),
+    "__import__": (
+        "__import__('hippo_core.dream.run')\n",
+        "1: __import__('hippo_core.dream.run'): hippo_core.dream.run is private",
+    ),
+    "getattr on the package": (
+        "import hippo_core\ntable = getattr(hippo_core, '_API')\n",
+        "2: hippo_core._API: hippo_core._API is private",
+    ),
+    "a private name of the package": (
+        "import hippo_core\nhomes = hippo_core._MODULE_OF\n",
+        "2: hippo_core._MODULE_OF: hippo_core._MODULE_OF is private",
+    ),
+    "sys.modules": (
+        "import sys\ningest = sys.modules['hippo_core.index.ingest']\n",
+        "2: sys.modules['hippo_core.index.ingest']: hippo_core.index.ingest is private",
+    ),
+    "a public function's globals": (
+        "from hippo_core import now\nhidden = now.__globals__['_env_now']\n",
+        "2: .__globals__: reads the insides of a function or module; use the API",
+    ),
+    "the plugin manager": (
+        "import hippo_core\nmanager = hippo_core.load_plugins().pm\n",
+        "2: Plugins.pm is not in hippo_core's API (docs/plugins.md)",
+    ),
+    "a module another import loaded": (
+        "import hippo_core\nrun = hippo_core.dream.run.run_dream\n",
+        "2: hippo_core.dream: hippo_core.dream.run is private and has no public name",
+    ),
+    "a star import": (
+        "from hippo_core.dream.model import *\n",
+        "1: * from hippo_core.dream.model: hippo_core.dream.model is private; its public "
+        "names are Applier, Call, Change,",
+    ),
+}
+
+
+@pytest.mark.parametrize("source,expected", WORKAROUNDS.values(), ids=list(WORKAROUNDS))
+def test_the_layer_check_refuses_each_way_around_an_import(
+    tmp_path: Path, source: str, expected: str
+) -> None:
+    fake = tmp_path / "fake.py"
+    fake.write_text(source, encoding="utf-8")
+    found = private_uses(fake, "hippo_packs/sleep/_fake.py")
+    assert len(found) == 1, found
+    assert found[0].startswith(f"hippo_packs/sleep/_fake.py:{expected}"), found[0]
+
+
+def test_the_layer_check_follows_names_and_results_of_the_public_api(tmp_path: Path) -> None:
+    """A public name under another name, a public class's private member, getattr on a
+    private name, a result a public function says it returns; nothing else is flagged."""
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "import hippo_core as h\n"
+        "from hippo_core import Workspace as W, load_plugins\n"
+        "from importlib import import_module\n"
+        "plugins = load_plugins()\n"
+        "pm = load_plugins().pm\n"
+        "check = W._settings_warnings\n"
+        "hidden = getattr(h.now, '__globals__')\n"
+        "module = import_module(f'hippo_core.{plugins}')\n"
+        "state = vars(h)\n"
+        "fine = h.Workspace, h.__version__, plugins.kinds(), import_module('hippo_packs.x')\n"
+        "ours = getattr(plugins, 'kinds'), 'hippo_core', 'see hippo_core.hookspecs'\n",
+        encoding="utf-8",
+    )
+    found = [line.partition(": ")[2] for line in private_uses(fake, "x.py")]
+    assert found == [
+        "Plugins.pm is not in hippo_core's API (docs/plugins.md)",
+        "Workspace._settings_warnings is not in hippo_core's API (docs/plugins.md)",
+        ".__globals__: reads the insides of a function or module; use the API",
+        "a module path of hippo_core built at run time: use the API",
+        "vars() of hippo_core's objects: reads their insides; use the API",
     ]

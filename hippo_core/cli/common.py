@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+#: The ``--json`` option every hippo command has.
 JSON_OPTION = typer.Option(False, "--json", help="Print JSON instead of text.")
 
 
@@ -82,7 +83,8 @@ class HippoGroup(TyperGroup):
 
 
 def command_group(help_text: str) -> typer.Typer:
-    """A command group as the command modules make them."""
+    """A ``typer.Typer`` group laid out as hippo's own: its help in whole sentences, shown
+    when the group is called bare."""
     app = typer.Typer(
         cls=HippoGroup,
         help=help_text,
@@ -131,7 +133,8 @@ def workspace_if_any() -> Workspace | None:
 
 
 def print_json(data: Any) -> None:
-    """``data`` as indented JSON on stdout, safe on a terminal (:func:`printable_json`)."""
+    """Print ``data`` as hippo's ``--json`` does: indented, with DEL and C1 characters escaped
+    so the JSON is safe on a terminal (:func:`printable_json`)."""
     typer.echo(printable_json(data))
 
 

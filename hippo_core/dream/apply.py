@@ -74,7 +74,8 @@ class Lineage:
 
 @dataclass
 class Settled:
-    """What became of one reviewed proposal."""
+    """What became of one reviewed proposal: ``state``, ``applied``, ``detail``, ``receipt``,
+    ``snapshot``."""
 
     proposal: Proposal
     verdict: Verdict

@@ -306,7 +306,11 @@ def api_key_from_env(variable: str, setting: str) -> str | None:
 
 @dataclass
 class OpenAIBackend:
-    """Posts to ``<url>/chat/completions`` of an OpenAI-compatible server.
+    """Posts to ``<url>/chat/completions`` of an OpenAI-compatible server. ``response_format``
+    says how a ``json_schema`` is sent: ``"json_schema"`` (OpenAI's form), ``"json_object"``
+    (the schema beside ``{"type": "json_object"}``, as llama-cpp-python's server takes it),
+    ``"none"``, or ``"auto"`` (the default): the first, then the second, then none, each time
+    a server refuses one; ``on_format(form, refusal)`` hears the form it settled on.
 
     ``url`` is the chat completions address itself. The request asks for
     ``temperature`` 0 and at most ``max_tokens``; the reply is

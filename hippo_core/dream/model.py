@@ -277,6 +277,8 @@ class ModelBackend(Protocol):
 
 @dataclass(frozen=True)
 class Evidence:
+    """A turn a proposal cites: its session and ordinal (``who``: whose turn, in a team)."""
+
     session: str
     ordinal: int
     who: str = ""
@@ -406,6 +408,8 @@ class ReviewRequest:
 
 
 class Reviewer(Protocol):
+    """Gives the verdict on one proposal; ``name`` is what a pass's ``review`` names."""
+
     name: str
 
     def review(self, request: ReviewRequest) -> Verdict: ...

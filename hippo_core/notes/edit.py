@@ -74,7 +74,8 @@ def append_text(raw: bytes, text: str) -> bytes:
 
 
 def note_digest(raw: bytes) -> str:
-    """Return the hash receipts record for a note's bytes: "sha256:<hex>"."""
+    """The digest the applier compares a note's bytes by, as receipts record it:
+    ``sha256:<hex>``."""
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 

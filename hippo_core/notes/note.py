@@ -16,7 +16,8 @@ _HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 
 @dataclass(frozen=True)
 class Note:
-    """One note. ``path`` is relative to ``notes_dir``, with ``/`` separators."""
+    """A parsed note: ``path`` (relative to ``notes_dir``, with ``/`` separators), ``title``,
+    ``headings``, ``first_line``, ``links`` and ``meta`` (its frontmatter)."""
 
     path: str
     title: str

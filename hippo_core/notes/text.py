@@ -57,7 +57,9 @@ def decode_note(raw: bytes) -> tuple[str | None, str]:
 
 
 def split_frontmatter(text: str) -> Split:
-    """Find the block: an opening ``---`` line first (after a BOM), up to ``---`` or ``...``."""
+    """A note's text split at its frontmatter: ``.block`` (None for none) and ``.body_start``.
+
+    The block is an opening ``---`` line first (after a BOM), up to ``---`` or ``...``."""
     start = 1 if text.startswith(BOM) else 0
     first_end = text.find("\n", start)
     if first_end < 0 or text[start:first_end].rstrip("\r") != FENCE:
