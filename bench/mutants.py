@@ -8,7 +8,7 @@ how many no listed test reached, and the score, (killed + timeout) / mutants.
 
     .venv/bin/pip install mutmut
     .venv/bin/python bench/mutants.py                        # the six modules, this tree
-    .venv/bin/python bench/mutants.py hippo_core/atomic.py   # one
+    .venv/bin/python bench/mutants.py hippo_core/files/atomic.py   # one
     .venv/bin/python bench/mutants.py --rev main --survivors # main's tree, naming survivors
 
 mutmut links a test to a function by the calls it sees in the test process, so a test that
@@ -43,7 +43,7 @@ MODULES: dict[str, tuple[str, ...]] = {
         "test_hot_plugins",
         "test_doctor",
     ),
-    "hippo_core/atomic.py": ("test_file_modes", "test_apply_paths", "test_revert"),
+    "hippo_core/files/atomic.py": ("test_file_modes", "test_apply_paths", "test_revert"),
     "hippo_core/notes/links.py": (
         "test_notes",
         "test_notes_index",

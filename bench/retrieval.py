@@ -95,7 +95,7 @@ def old_search(index, note, note_file: Path, window: dict[str, str], sessions) -
 
 def measure(data: Path, *, edits: bool) -> dict[str, float]:
     from hippo_core.dream.turns import BODY_TERMS, TurnIndex
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
     from hippo_core.index.ingest import ingest
     from hippo_core.workspace import Workspace
 

@@ -199,7 +199,7 @@ def public(name: str, days: int, edits: bool) -> dict[str, int]:
     from retrieval import build
 
     from hippo_core.dream.turns import BODY_TERMS, TurnIndex
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
     from hippo_core.index.ingest import ingest
     from hippo_core.workspace import Workspace
 

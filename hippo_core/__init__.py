@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hippo_core.agent_env import without_agent
-    from hippo_core.atomic import atomic_write
     from hippo_core.budget import ContextBlock, ContextPart, OverBudget
     from hippo_core.cli.common import (
         JSON_OPTION,
@@ -68,10 +67,13 @@ if TYPE_CHECKING:
     from hippo_core.dream.render import render_prompt
     from hippo_core.errors import HippoError, UsageError
     from hippo_core.events import Event
+    from hippo_core.files.atomic import atomic_write
+    from hippo_core.files.jsonfiles import json_objects_in, read_json_object
+    from hippo_core.files.locks import file_lock
+    from hippo_core.files.owner_only import owner_only_append, owner_only_write
+    from hippo_core.files.processes import process_alive
     from hippo_core.findings import Finding
     from hippo_core.forgetting import forget_text
-    from hippo_core.jsonfiles import json_objects_in, read_json_object
-    from hippo_core.locks import file_lock
     from hippo_core.markers import hookimpl
     from hippo_core.mcp.server import mcp_server
     from hippo_core.mcp.tool import Tool, ToolArguments
@@ -80,7 +82,6 @@ if TYPE_CHECKING:
     from hippo_core.notes.text import split_frontmatter
     from hippo_core.notes.watch import keep_fresh
     from hippo_core.outbound import outbound_opener, outbound_url_problem, shown_url
-    from hippo_core.owner_only import owner_only_append, owner_only_write
     from hippo_core.packs.evals import case_folder
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
@@ -88,7 +89,6 @@ if TYPE_CHECKING:
     from hippo_core.packs.running import load_packs
     from hippo_core.plugin_settings import settings_table, update_settings
     from hippo_core.plugins import Plugins, load_plugins
-    from hippo_core.processes import process_alive
     from hippo_core.review import review_items
     from hippo_core.sessions import session_records
     from hippo_core.settings import Settings
@@ -116,11 +116,11 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.sessions": ("session_records",),
     },
     "Files and processes": {
-        "hippo_core.atomic": ("atomic_write",),
-        "hippo_core.owner_only": ("owner_only_write", "owner_only_append"),
-        "hippo_core.locks": ("file_lock",),
-        "hippo_core.jsonfiles": ("read_json_object", "json_objects_in"),
-        "hippo_core.processes": ("process_alive",),
+        "hippo_core.files.atomic": ("atomic_write",),
+        "hippo_core.files.owner_only": ("owner_only_write", "owner_only_append"),
+        "hippo_core.files.locks": ("file_lock",),
+        "hippo_core.files.jsonfiles": ("read_json_object", "json_objects_in"),
+        "hippo_core.files.processes": ("process_alive",),
         "hippo_core.clock": ("now", "utc_now"),
         "hippo_core.transcripts.privacy": ("redact_text",),
     },

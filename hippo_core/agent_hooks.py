@@ -18,7 +18,8 @@ from __future__ import annotations
 import os
 import time
 
-from hippo_core import handover, jsontext
+from hippo_core import handover
+from hippo_core.files import jsontext
 from hippo_core.locate import HIPPO_DIR, find_root
 from hippo_core.session_ids import DECLARED, session_id
 
@@ -60,8 +61,8 @@ def log_problem(event: str, message: str, root: str | None = None) -> None:
     import contextlib  # here: a later prompt, which logs nothing, is spared its import
 
     from hippo_core.clock import stamp
-    from hippo_core.home import home_folder
-    from hippo_core.owner_only import owner_only_append
+    from hippo_core.files.home import home_folder
+    from hippo_core.files.owner_only import owner_only_append
 
     with contextlib.suppress(OSError):
         root = root or find_root(os.getcwd())
@@ -134,7 +135,7 @@ def _root(payload: dict[str, Any]) -> str | None:
     """The workspace of the session's folder, or of ``$CLAUDE_PROJECT_DIR``; None for a
     session in one of hippo's model folders (a dream's model run is no session of a
     workspace, whatever project its environment names)."""
-    from hippo_core.model_folder import in_model_folder
+    from hippo_core.files.model_folder import in_model_folder
 
     cwd = payload.get("cwd")
     start = cwd if isinstance(cwd, str) and cwd else os.getcwd()

@@ -15,7 +15,7 @@ import sys
 import time
 from importlib import import_module
 
-from hippo_core.cache import read_cache, write_cache
+from hippo_core.files.cache import read_cache, write_cache
 from hippo_core.records import Record
 
 TYPE_CHECKING = False
@@ -65,7 +65,7 @@ def entry_points(group: str) -> list[Point]:
     stamps = [mtime for _entry, mtime in folders] + [stamp[1] for stamp in files]
     if all(mtime is None or mtime < (now - RACY_SECONDS) * 1e9 for mtime in stamps):
         payload = {"points": [list(p.as_dict().values()) for p in points], "files": files}
-        from hippo_core.home import home_folder
+        from hippo_core.files.home import home_folder
 
         write_cache(cache, key, payload, owner_only=home_folder())
     return points
@@ -75,7 +75,7 @@ def cache_path() -> str:
     """Where this interpreter's entry points are remembered."""
     from zlib import crc32
 
-    from hippo_core.home import home_folder
+    from hippo_core.files.home import home_folder
 
     interpreter = crc32(sys.executable.encode("utf-8", "surrogateescape"))
     return os.path.join(home_folder(), "cache", f"entry-points-{interpreter:08x}.json")

@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
+from hippo_core.files.atomic import atomic_write
 from hippo_core.locate import HIPPO_DIR
 from hippo_core.workspace import Workspace, check_folder_name
 
@@ -99,7 +99,7 @@ def _own_recall(root: Path) -> dict[str, float] | None:
     """recall@5 of each setting on the sessions the index holds of ``root`` (with its number
     of tasks), as ``hippo eval context`` measures it; None with no index to ask."""
     from hippo_core.dream.measure import measure_context
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
     from hippo_core.index.derived import write_derived
     from hippo_core.settings import LoadedSettings, Settings
 

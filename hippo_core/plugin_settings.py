@@ -230,7 +230,7 @@ def update_settings(
     wrong (one :class:`HippoError` naming it)."""
     import tomlkit
 
-    from hippo_core.atomic import atomic_write
+    from hippo_core.files.atomic import atomic_write
     from hippo_core.settings_schema import dumped, error_line, parse_toml, refuse_nul
 
     settings_path = workspace.settings_path

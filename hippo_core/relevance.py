@@ -124,7 +124,7 @@ def _asked(
     now: float | None,
 ) -> list[str] | None:
     """The watcher's ranking, or None when it gives none (the hook then ranks)."""
-    from hippo_core.home import home_folder
+    from hippo_core.files.home import home_folder
     from hippo_core.notes.watched import watched_ranking
 
     question: dict[str, object] = {"terms": wanted, "limit": limit}
@@ -167,7 +167,7 @@ def history_scores(
     of their match (times recency, shared among the notes each opened); empty when there is
     no index, no such session, or anything at all goes wrong reading it (the block then
     ranks as ``bm25`` does)."""
-    from hippo_core.home import home_folder
+    from hippo_core.files.home import home_folder
     from hippo_core.index.history import open_history
 
     if not task_terms:
@@ -234,7 +234,7 @@ def notes_roots(workspace: Workspace) -> list[str]:
     """The notes folder as past sessions may have named it, each ending in ``/``: as the
     workspace was reached, with its links resolved, and in each git worktree of its
     repository that the last ingest found (``.hippo/cache/derived.json``)."""
-    from hippo_core import jsontext
+    from hippo_core.files import jsontext
 
     folders = [workspace.folder, os.path.realpath(workspace.folder)]
     try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from hippo_core import sessions
-from hippo_core.atomic import atomic_write
+from hippo_core.files.atomic import atomic_write
 from hippo_core.notes.text import LOG_HEADER
 from hippo_core.workspace import Workspace
 
@@ -23,7 +23,7 @@ HEADER = LOG_HEADER
 def _turn_counts() -> dict[str, int]:
     """Turns per session from the index; empty when there is no readable index."""
     from hippo_core.errors import HippoError
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
 
     try:
         from sqlalchemy import text

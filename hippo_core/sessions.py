@@ -14,12 +14,12 @@ from __future__ import annotations
 import contextlib
 import os
 
-from hippo_core import jsontext
 from hippo_core.clock import stamp
 from hippo_core.errors import HippoError
-from hippo_core.jsonfiles import json_objects_in, read_json_object
+from hippo_core.files import jsontext
+from hippo_core.files.jsonfiles import json_objects_in, read_json_object
+from hippo_core.files.owner_only import owner_only_write
 from hippo_core.locate import HIPPO_DIR
-from hippo_core.owner_only import owner_only_write
 from hippo_core.session_ids import DECLARED, DERIVED, session_id
 
 # The agents' hooks import this module on every prompt: typing, pathlib, datetime and
@@ -99,9 +99,9 @@ def write_record(workspace: Workspace, record: dict[str, Any], *, durable: bool 
 def session_records(workspace: Workspace, *, model_runs: bool = False) -> list[dict[str, Any]]:
     """Every readable session record of the workspace (unreadable ones are skipped). A
     record whose ``cwd`` is one of hippo's model folders (left from before hippo knew
-    them: a dream's model run, :mod:`hippo_core.model_folder`) is no session of the
+    them: a dream's model run, :mod:`hippo_core.files.model_folder`) is no session of the
     workspace and is left out, unless ``model_runs`` asks for every file."""
-    from hippo_core.model_folder import in_model_folder
+    from hippo_core.files.model_folder import in_model_folder
 
     return [
         record
@@ -114,7 +114,7 @@ def session_records(workspace: Workspace, *, model_runs: bool = False) -> list[d
 @contextlib.contextmanager
 def records_lock(workspace: Workspace) -> Iterator[None]:
     """Serialise read-modify-write of records (hooks may run twice, in parallel)."""
-    from hippo_core.locks import file_lock
+    from hippo_core.files.locks import file_lock
 
     folder = workspace.inside(HIPPO_DIR, "sessions")
     with file_lock(os.path.join(folder, ".lock"), owner_only=folder):

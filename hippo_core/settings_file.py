@@ -7,8 +7,8 @@ bytes; the hot path reads the cache.
 
 from __future__ import annotations
 
-from hippo_core.cache import read_cache, write_cache
 from hippo_core.errors import HippoError
+from hippo_core.files.cache import read_cache, write_cache
 from hippo_core.settings import LoadedSettings, Settings
 
 TYPE_CHECKING = False

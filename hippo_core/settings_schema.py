@@ -15,8 +15,8 @@ import tomlkit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from tomlkit.exceptions import ParseError
 
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError, UsageError
+from hippo_core.files.atomic import atomic_write
 from hippo_core.records import Record
 from hippo_core.settings import LoadedSettings, Settings
 

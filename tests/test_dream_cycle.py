@@ -10,7 +10,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from hippo_core.locks import file_lock
+from hippo_core.files.locks import file_lock
 from tests.dream_scene import (
     CONFIRM,
     CONSOLIDATE_REVIEWER,

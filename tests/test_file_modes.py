@@ -184,7 +184,7 @@ def test_what_an_earlier_hippo_left_readable_is_tightened_at_the_next_write(
 
 RACE = """
 import os, sys, threading, time
-from hippo_core.atomic import atomic_write
+from hippo_core.files.atomic import atomic_write
 
 folder = sys.argv[1]
 stop = threading.Event()
@@ -248,7 +248,7 @@ def test_no_module_of_hippo_reads_or_sets_the_umask() -> None:
 
 MODES = """
 import os, sys
-from hippo_core.atomic import atomic_write
+from hippo_core.files.atomic import atomic_write
 
 folder = sys.argv[1]
 atomic_write(f"{folder}/new", "x")
@@ -325,7 +325,7 @@ def test_a_private_write_is_private_from_its_first_byte(
     """The temporary file of a write with a ``mode`` (transcripts, tokens) or over an existing
     file is created 0o600: the mode is set before the rename, and until then nobody else
     may read it. Only a new file with no mode is created 0o666, for the umask to narrow."""
-    from hippo_core.atomic import atomic_write
+    from hippo_core.files.atomic import atomic_write
 
     spy = _Spy(monkeypatch)
     atomic_write(tmp_path / "private", "secret", mode=0o600)
@@ -339,7 +339,7 @@ def test_a_private_write_is_private_from_its_first_byte(
 def test_a_mode_is_the_file_s_mode_whatever_it_was(tmp_path: Path) -> None:
     """``mode`` other than 0o600 is set exactly, on a new file and over one with other bits;
     without one, an existing file keeps its bits."""
-    from hippo_core.atomic import atomic_write
+    from hippo_core.files.atomic import atomic_write
 
     folder = tmp_path / "files"
     atomic_write(folder / "a", "x", mode=0o640)
@@ -354,7 +354,7 @@ def test_a_mode_is_the_file_s_mode_whatever_it_was(tmp_path: Path) -> None:
 def test_a_write_that_fails_leaves_the_old_file_and_no_temporary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hippo_core.atomic import atomic_write
+    from hippo_core.files.atomic import atomic_write
 
     (tmp_path / "notes").mkdir()
     note = tmp_path / "notes" / "Note.md"
@@ -375,8 +375,8 @@ def test_the_temporary_is_beside_its_file_and_named_as_leftovers_knows(
 ) -> None:
     """Beside the target, whatever the current folder (a rename across filesystems fails),
     and named as ``hippo doctor`` and the next run find a killed write's temporary."""
-    from hippo_core.atomic import atomic_write
-    from hippo_core.leftovers import _TEMPORARY
+    from hippo_core.files.atomic import atomic_write
+    from hippo_core.files.leftovers import _TEMPORARY
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -393,7 +393,7 @@ def test_the_temporary_is_beside_its_file_and_named_as_leftovers_knows(
 def test_a_durable_write_syncs_the_file_and_its_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from hippo_core.atomic import atomic_write
+    from hippo_core.files.atomic import atomic_write
 
     spy = _Spy(monkeypatch)
     atomic_write(tmp_path / "a", "x")

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo_core import jsontext
 from hippo_core.dream.proposals import parse_reply, to_proposals
 from hippo_core.dream.review import parse_verdict
+from hippo_core.files import jsontext
 from hippo_core.index.ingest import ingest
 from hippo_core.notes.note import parse_note
 from tests.claude_factory import ClaudeSession

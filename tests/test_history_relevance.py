@@ -153,7 +153,7 @@ def test_sessions_with_empty_or_huge_prompts_are_indexed_and_harmless(
     huge = "checkout " + "log line with many words " * 20_000
     past(claude_home, root, huge, ["Payments/Stripe webhooks.md"])
     assert hippo("ingest", cwd=root).code == 0
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
 
     conn = sqlite3.connect(index_path())
     lengths = sorted(row[0] for row in conn.execute("SELECT length FROM history"))
@@ -168,7 +168,7 @@ def test_sessions_with_empty_or_huge_prompts_are_indexed_and_harmless(
 def test_an_index_that_cannot_be_read_ranks_as_bm25(
     make_workspace: WorkspaceMaker, hippo: HippoRunner, index: bytes
 ) -> None:
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
 
     root = make_workspace('relevance = "bm25"\n', NOTES)
     bm25 = hippo("context", "--task", TASK, cwd=root).out
@@ -182,7 +182,7 @@ def test_an_index_that_cannot_be_read_ranks_as_bm25(
 def test_an_index_of_an_older_hippo_ranks_as_bm25(
     make_workspace: WorkspaceMaker, hippo: HippoRunner, claude_home: Path
 ) -> None:
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
 
     root = make_workspace('relevance = "history"\n', NOTES)
     past(claude_home, root, "checkout hangs when paying", ["Payments/Stripe webhooks.md"])
@@ -210,7 +210,7 @@ def test_the_first_prompts_hook_ranks_by_history(
     run = hippo("hook", "prompt", cwd=root)
     assert run.code == 0
     assert "- Stripe webhooks: Events arrive signed; verify them.\n" in run.out
-    from hippo_core.home import hippo_home
+    from hippo_core.files.home import hippo_home
 
     assert not (hippo_home() / "hooks.log").exists()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from hippo_core.home import hippo_home, home_folder, index_path
+from hippo_core.files.home import hippo_home, home_folder, index_path
 
 
 def test_hippo_home_names_the_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""`hippo_core.jsontext` is `json`, strict: the same values and errors for JSON, and a
+"""`hippo_core.files.jsontext` is `json`, strict: the same values and errors for JSON, and a
 ValueError, never another exception, for any text that is not JSON."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from hippo_core import jsontext
+from hippo_core.files import jsontext
 
 SETTINGS = settings(max_examples=200, deadline=None)
 
@@ -298,7 +298,7 @@ def test_loads_of_crafted_bytes(data: bytes) -> None:
 
 FRESH = """
 import sys
-from hippo_core import jsontext
+from hippo_core.files import jsontext
 for text in sys.argv[1:]:
     try:
         jsontext.loads(text)

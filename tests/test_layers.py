@@ -184,7 +184,7 @@ def describe(cycle: list[str], edges: dict[str, dict[str, str]]) -> str:
 FAKE = """
 import os
 import hippo_core.version
-from hippo_core import jsontext, Workspace
+from hippo_core import version, Workspace
 from . import hot
 from .. import errors
 from ..notes.index import NotesIndex
@@ -213,7 +213,7 @@ def test_the_graph_sees_every_import_in_a_file(tmp_path: Path) -> None:
 
     assert [(target, int(where.rpartition(":")[2])) for target, where in found] == [
         ("hippo_core.version", 3),
-        ("hippo_core.jsontext", 4),
+        ("hippo_core.version", 4),
         ("hippo_core", 4),  # Workspace is a name of the package, not a module
         ("hippo_core.cli.hot", 5),
         ("hippo_core.errors", 6),
@@ -227,7 +227,7 @@ def test_the_graph_sees_every_import_in_a_file(tmp_path: Path) -> None:
     assert len(edges) > 100
     # The package imports its children (for type checkers); they do not import it back.
     assert {"hippo_core.version", "hippo_core.dream.model"} <= set(edges["hippo_core"])
-    assert "hippo_core.jsontext" in edges["hippo_core.agent_hooks"]
+    assert "hippo_core.files.jsontext" in edges["hippo_core.agent_hooks"]
     assert "hippo_core" not in edges["hippo_core.agent_hooks"]
 
 
@@ -568,7 +568,7 @@ def test_a_private_import_is_named_with_its_public_alternative(tmp_path: Path) -
     fake = tmp_path / "fake.py"
     fake.write_text(
         "from hippo_core import Workspace, hookimpl\n"
-        "from hippo_core.processes import process_alive\n"
+        "from hippo_core.files.processes import process_alive\n"
         "def later():\n"
         "    from hippo_core.dream import receipts\n"
         "    import hippo_core.nowhere\n"
@@ -577,7 +577,7 @@ def test_a_private_import_is_named_with_its_public_alternative(tmp_path: Path) -
     )
     found = private_uses(fake, "hippo_packs/sleep/_fake_for_test.py")
     assert found == [
-        "hippo_packs/sleep/_fake_for_test.py:2: process_alive from hippo_core.processes: "
+        "hippo_packs/sleep/_fake_for_test.py:2: process_alive from hippo_core.files.processes: "
         "use `from hippo_core import process_alive`",
         "hippo_packs/sleep/_fake_for_test.py:4: receipts from hippo_core.dream: "
         "hippo_core.dream.receipts is private; its public names are new_id, proposal_record, "

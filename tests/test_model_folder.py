@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core.model_folder import OWNER, PREFIX, in_model_folder, model_folder_of
+from hippo_core.files.model_folder import OWNER, PREFIX, in_model_folder, model_folder_of
 from tests.claude_factory import ClaudeSession
 from tests.conftest import HippoRunner
 from tests.dream_scene import Scene

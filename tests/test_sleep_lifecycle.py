@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from hippo_core.processes import process_alive
+from hippo_core.files.processes import process_alive
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.local_http import recorder
 from tests.requires import missing

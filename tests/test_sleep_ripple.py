@@ -144,7 +144,7 @@ def test_one_ripple_at_a_time_per_event_the_next_fired_by_a_tick(
     second = _second_draft(night)
     kinds = [r["ripple"] for r in ripples(night) if r["event"] == "draft_submitted"]
     assert kinds == ["started", "waiting"], ripples(night)
-    from hippo_core.processes import process_alive
+    from hippo_core.files.processes import process_alive
 
     [started] = [r for r in ripples(night) if r["ripple"] == "started"]
     deadline = time.monotonic() + 30
@@ -296,7 +296,7 @@ def test_the_ripple_wakes_the_real_claude_code_a_session_of_its_own_that_lands_t
     import subprocess
     import sys
 
-    from hippo_core.processes import process_alive
+    from hippo_core.files.processes import process_alive
     from tests.terminal import clean_env
     from tests.test_real_agents import CLAUDE
 

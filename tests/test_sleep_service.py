@@ -263,7 +263,7 @@ def test_bad_requests_get_words_and_a_4xx_and_change_nothing(sleepy: Sleepy) -> 
 
 
 def test_a_sleep_running_elsewhere_makes_a_route_answer_409(service: Served, sleepy: Sleepy):
-    from hippo_core.locks import file_lock
+    from hippo_core.files.locks import file_lock
 
     with file_lock(sleepy.root / ".hippo" / "sleep" / "sleep.lock", wait=5) as held:
         assert held is not None
@@ -327,7 +327,7 @@ def test_mcp_at_slash_mcp_behind_the_bearer(sleepy: Sleepy) -> None:
     from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
-    from hippo_core.locks import file_lock
+    from hippo_core.files.locks import file_lock
 
     with (sleepy.root / ".hippo" / "settings.toml").open("a") as handle:
         handle.write('\n[sleep.serve]\nbearer_token = "mcp-bearer"\n')

@@ -344,7 +344,7 @@ def test_a_model_slower_than_its_timeout_fails_the_sleep(
 
 
 def test_a_second_sleep_while_one_runs_is_busy(night: Sleepy, monkeypatch: pytest.MonkeyPatch):
-    from hippo_core.locks import file_lock
+    from hippo_core.files.locks import file_lock
 
     monkeypatch.setattr("hippo_packs.sleep.cycle.LOCK_WAIT", 0.2)
     with file_lock(night.root / ".hippo/sleep/sleep.lock"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hippo_core.dream.readers import turn_block
 from hippo_core.dream.turns import TurnIndex
-from hippo_core.home import index_path
+from hippo_core.files.home import index_path
 from hippo_core.index.ingest import ingest
 from hippo_core.notes.terms import clean, stem, terms
 from hippo_core.workspace import Workspace

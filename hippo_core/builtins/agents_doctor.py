@@ -52,7 +52,7 @@ def _model_program(workspace: Workspace) -> list[Finding]:
     settings = workspace.settings
     if settings.model_backend != "command" or not settings.model_command:
         return []
-    from hippo_core.home import user_path
+    from hippo_core.files.home import user_path
 
     program = user_path(settings.model_command[0])
     if len(program.parts) == 1:
@@ -123,8 +123,8 @@ def _hook_failures(workspace: Workspace) -> list[Finding]:
     import calendar
     import time
 
+    from hippo_core.files.home import hippo_home
     from hippo_core.findings import Finding
-    from hippo_core.home import hippo_home
 
     path = hippo_home() / "hooks.log"
     try:

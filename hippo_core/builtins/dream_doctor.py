@@ -126,7 +126,7 @@ def _half_applied(workspace: Workspace) -> list[Finding]:
 
 def _leftovers(workspace: Workspace) -> list[Finding]:
     """What killed runs left: temporary files, model folders, pack staging folders."""
-    from hippo_core import leftovers
+    from hippo_core.files import leftovers
     from hippo_core.findings import Finding
 
     found = [

@@ -128,9 +128,9 @@ def ended_since_dream(workspace: Workspace) -> int:
     of them when no dream ran). Only records written since then are read."""
     import os
 
-    from hippo_core import jsontext
     from hippo_core.dream import state
-    from hippo_core.model_folder import in_model_folder
+    from hippo_core.files import jsontext
+    from hippo_core.files.model_folder import in_model_folder
 
     last = state.parse_time((state.read_state(workspace).get("last_run") or {}).get("at"))
     since = last.timestamp() if last else 0.0
@@ -164,10 +164,10 @@ def start_dream(workspace: Workspace, why: str) -> int | None:
     import sys
     import threading
 
-    from hippo_core.atomic import atomic_write
     from hippo_core.dream.run import dream_lock_path
-    from hippo_core.locks import file_lock
-    from hippo_core.processes import process_alive
+    from hippo_core.files.atomic import atomic_write
+    from hippo_core.files.locks import file_lock
+    from hippo_core.files.processes import process_alive
 
     state_path = workspace.hippo_dir / STATE
     with file_lock(state_path.with_suffix(".lock"), wait=0) as mine:

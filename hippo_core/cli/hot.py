@@ -150,7 +150,7 @@ def ingest(full: bool, as_json: bool) -> int:
     def say(line: str) -> None:
         sys.stderr.write(f"{line}\n")
 
-    from hippo_core.home import user_path
+    from hippo_core.files.home import user_path
 
     root = find_root(Path.cwd())
     workspace = Workspace.open(root) if root is not None else None
@@ -228,7 +228,7 @@ def _push(workspace: Workspace, say: Callable[[str], None]) -> dict[str, object]
 
 
 def _write_derived(workspace: Workspace) -> int:
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
     from hippo_core.index.derived import write_derived
 
     return write_derived(index_path(), workspace)

@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.atomic import atomic_write
 from hippo_core.dream.model import Applier, Change
+from hippo_core.files.atomic import atomic_write
 
 if TYPE_CHECKING:
     from hippo_core.plugins import Plugins

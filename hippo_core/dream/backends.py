@@ -22,8 +22,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
 from hippo_core.errors import HippoError
-from hippo_core.home import user_path
-from hippo_core.model_folder import OWNER, PREFIX
+from hippo_core.files.home import user_path
+from hippo_core.files.model_folder import OWNER, PREFIX
 
 if TYPE_CHECKING:
     import http.client

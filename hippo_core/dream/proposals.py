@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from hippo_core.dream.model import Evidence, Proposal, ProposalKind
-from hippo_core.jsontext import loads
+from hippo_core.files.jsontext import loads
 
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)
 COMMON_KEYS = ("note", "kind", "old", "new", "reason", "evidence")

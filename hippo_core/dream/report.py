@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.atomic import atomic_write
 from hippo_core.dream.state import DRY_RUN_LINE, next_report, show_time
+from hippo_core.files.atomic import atomic_write
 
 if TYPE_CHECKING:
     from hippo_core.packs.running import Loaded

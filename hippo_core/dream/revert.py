@@ -57,7 +57,7 @@ def find_receipt(workspace: Workspace, given: str) -> Path:
 
 
 def revert(workspace: Workspace, plugins: Plugins, given: str, *, force: bool) -> Reverted:
-    from hippo_core.leftovers import tidy
+    from hippo_core.files.leftovers import tidy
 
     reconcile(workspace)
     tidy(workspace)

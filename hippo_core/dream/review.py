@@ -13,7 +13,7 @@ from typing import Any
 
 from hippo_core.dream.blocks import as_material, fence, token_field
 from hippo_core.dream.model import ReviewRequest, Verdict
-from hippo_core.jsontext import loads
+from hippo_core.files.jsontext import loads
 
 VERDICTS = ("confirm", "reject")
 

@@ -33,7 +33,7 @@ from hippo_core.dream.report import Report
 from hippo_core.dream.unit import UnitRunner
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.events import Event
-from hippo_core.home import user_path
+from hippo_core.files.home import user_path
 
 if TYPE_CHECKING:
     from hippo_core.dream.turns import TurnIndex
@@ -80,8 +80,8 @@ def dream_lock(workspace: Workspace) -> Iterator[None]:
     The lock file lives in ``$HIPPO_HOME/locks/``, named for the workspace's folder, so a
     dream (a dry run too) writes nothing in the workspace but what it reports.
     """
-    from hippo_core.home import hippo_home
-    from hippo_core.locks import file_lock
+    from hippo_core.files.home import hippo_home
+    from hippo_core.files.locks import file_lock
 
     path = dream_lock_path(workspace)
     with file_lock(path, wait=0, owner_only=hippo_home()) as handle:
@@ -96,7 +96,7 @@ def dream_lock(workspace: Workspace) -> Iterator[None]:
 def dream_lock_path(workspace: Workspace) -> Path:
     import hashlib
 
-    from hippo_core.home import hippo_home
+    from hippo_core.files.home import hippo_home
 
     digest = hashlib.sha256(str(workspace.root.resolve()).encode("utf-8")).hexdigest()
     return hippo_home() / "locks" / f"dream-{digest[:16]}.lock"
@@ -150,7 +150,7 @@ def _run(
 ) -> None:
     from hippo_core.dream.apply import reconcile
     from hippo_core.dream.turns import TurnIndex
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
     from hippo_core.index.derived import write_derived
     from hippo_core.index.ingest import ingest
     from hippo_core.packs.running import load_here
@@ -178,7 +178,7 @@ def _run(
     if not options.dry_run:
         for receipt, settled in reconcile(workspace):
             report.add("Applied", f"`{receipt}`: left by an interrupted run, now {settled}")
-        from hippo_core.leftovers import tidy
+        from hippo_core.files.leftovers import tidy
 
         if removed := tidy(workspace):
             report.add("Inputs", f"removed {removed} temporary file(s) left by killed runs")
@@ -278,7 +278,7 @@ def _arrivals(
 ) -> arrivals_module.Arrivals | None:
     """Where arrivals stand, and what arrived late; the window then reads nothing newer."""
     from hippo_core.dream.turns import TurnIndex
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
 
     local_path = index_path()
     local = index if team_index is None else TurnIndex.open(local_path, workspace.root)

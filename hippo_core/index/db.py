@@ -199,7 +199,7 @@ def _owner_only(path: Path) -> None:
     # SQLite makes a database file 0644 less the umask, and its -wal and -shm files with
     # the database's mode: an empty 0600 file made first is an empty database, and an
     # index (or WAL) an earlier hippo left readable is tightened.
-    from hippo_core.owner_only import owner_only_open
+    from hippo_core.files.owner_only import owner_only_open
 
     os.close(owner_only_open(path, os.O_RDWR | os.O_CREAT))
     for suffix in ("-wal", "-shm"):
@@ -240,7 +240,7 @@ def ingest_lock(home: Path, say: Callable[[str], None]) -> Iterator[None]:
     Waiting is safe: the second ingest reads the index as the first left it, so nothing is
     read or counted twice. After ``LOCK_WAIT_SECONDS`` it gives up and says so.
     """
-    from hippo_core.locks import file_lock
+    from hippo_core.files.locks import file_lock
 
     lock_path = home / "ingest.lock"
     notice = "another hippo ingest is running; waiting for it to finish"

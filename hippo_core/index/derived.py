@@ -4,7 +4,7 @@ A session belongs when it ran in the workspace's folder (or the same folder of o
 git worktrees), or when one of its turns read, edited or cited one of the workspace's
 notes. Sessions of other projects stay in the index and get no record here, and so do the
 sessions of hippo's own model runs (a ``cwd`` in one of its model folders,
-:mod:`hippo_core.model_folder`), whatever notes they read.
+:mod:`hippo_core.files.model_folder`), whatever notes they read.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import sqlite3
 from pathlib import Path, PurePosixPath
 
 from hippo_core import sessions
-from hippo_core.cache import read_cache, write_cache
+from hippo_core.files.cache import read_cache, write_cache
+from hippo_core.files.model_folder import in_model_folder
 from hippo_core.index.db import connect, generation
 from hippo_core.index.seen import changed, signatures
-from hippo_core.model_folder import in_model_folder
 from hippo_core.workspace import Workspace
 
 TYPE_CHECKING = False

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
-from hippo_core import jsontext
 from hippo_core.errors import HippoError
-from hippo_core.home import hippo_home, user_path
+from hippo_core.files import jsontext
+from hippo_core.files.home import hippo_home, user_path
 from hippo_core.index import db
 from hippo_core.index.summary import IngestSummary
 from hippo_core.locate import shown_name, utf8_name

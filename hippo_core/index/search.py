@@ -113,7 +113,7 @@ def find_turns(
     limit: int = 20,
 ) -> list[Hit]:
     """What ``hippo search`` finds: :func:`search` over the index in ``$HIPPO_HOME``."""
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
     from hippo_core.index.db import open_for_reading
 
     engine = open_for_reading(index_path())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from hippo_core import jsontext
+from hippo_core.files import jsontext
 from hippo_core.transcripts.external import kept
 from hippo_core.transcripts.model import SessionInfo, Turn
 from hippo_core.transcripts.privacy import (

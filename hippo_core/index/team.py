@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from hippo_core.distribution import install_hint, upgrade_hint
 from hippo_core.errors import HippoError
-from hippo_core.owner_only import owner_only_write
+from hippo_core.files.owner_only import owner_only_write
 
 if TYPE_CHECKING:
     import sqlite3
@@ -210,7 +210,7 @@ def machine() -> dict[str, str]:
     import socket
     import uuid
 
-    from hippo_core.home import hippo_home
+    from hippo_core.files.home import hippo_home
 
     path = hippo_home() / "machine.json"
     found = _machine_in(path)
@@ -268,7 +268,7 @@ class Pushed:
 
 
 def _state_path(url: str, workspace: Workspace) -> Path:
-    from hippo_core.home import hippo_home
+    from hippo_core.files.home import hippo_home
 
     # A new share (or project) means a new state: everything is pushed again (upserts).
     settings = workspace.settings
@@ -304,7 +304,7 @@ def push(workspace: Workspace, url: str, made: Engine | None = None) -> Pushed:
     """Push the workspace's sessions that changed since the last push; what went. ``made``
     is an engine of ``url`` the caller keeps (a dream reads from it after); without one, a
     push that has something to send makes its own."""
-    from hippo_core.home import hippo_home, index_path
+    from hippo_core.files.home import hippo_home, index_path
     from hippo_core.index.db import connect, generation
     from hippo_core.index.db import made as named
     from hippo_core.index.derived import _private_sessions, members, workspace_folders
@@ -357,8 +357,8 @@ def note_team_dream(workspace: Workspace, server: Engine) -> None:
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from hippo_core.atomic import atomic_write
     from hippo_core.dream.state import TEAM_DREAMED
+    from hippo_core.files.atomic import atomic_write
 
     try:
         with server.connect() as conn:

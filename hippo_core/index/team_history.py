@@ -35,7 +35,7 @@ def pull(workspace: Workspace, url: str) -> int:
     :class:`~hippo_core.errors.HippoError` when the server cannot be read."""
     from sqlalchemy.exc import DBAPIError
 
-    from hippo_core.home import hippo_home
+    from hippo_core.files.home import hippo_home
     from hippo_core.index import db, team
 
     index = hippo_home() / "index.sqlite"

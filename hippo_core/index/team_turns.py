@@ -83,7 +83,7 @@ class TeamTurnIndex(TurnIndex):
 
     def _mine(self, session: str, ordinal: int) -> TurnText | None:
         if not self._local_opened:
-            from hippo_core.home import index_path
+            from hippo_core.files.home import index_path
 
             self._local_opened = True
             self._local = TurnIndex.open(index_path(), self.folder)
@@ -356,7 +356,7 @@ def turn_index(workspace: Workspace) -> TurnIndex | None:
     """The index a dream or an eval reads for ``workspace``: the team's when it names one
     (an error when the server cannot be read), else this machine's (None before any
     ingest)."""
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
     from hippo_core.index import team
 
     url = team.configured_url(workspace)

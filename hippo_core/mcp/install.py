@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError, UsageError
+from hippo_core.files.atomic import atomic_write
 
 AGENTS = ("claude-code", "codex", "gemini", "opencode")
 #: The server's name in every agent's config.

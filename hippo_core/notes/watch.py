@@ -271,7 +271,7 @@ class NotesWatcher:
         and for the history ranking its transcript index, notes roots, whether the team's
         sessions count and the hook's clock): :data:`RANKED` and the notes; plain
         :data:`FRESH` when it cannot rank here, and the hook ranks."""
-        from hippo_core import jsontext
+        from hippo_core.files import jsontext
         from hippo_core.notes.postings import TermNotes
         from hippo_core.relevance import rank, scores_from
 

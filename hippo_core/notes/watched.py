@@ -24,7 +24,7 @@ def socket_path(index_path: str) -> str | None:
     home and version of hippo); None when that path would be too long for a socket."""
     from zlib import crc32
 
-    from hippo_core.home import home_folder
+    from hippo_core.files.home import home_folder
 
     key = f"{home_folder()}\0{index_path}\0{__version__}".encode("utf-8", "surrogateescape")
     path = os.path.join(socket_folder(), f"notes-{crc32(key):08x}.sock")
@@ -73,7 +73,7 @@ def watched_ranking(
     """The notes the watcher of the index at ``index_path`` ranks for ``question`` (the
     task's terms and how many, with what the history ranking needs), best first; None when
     none answers with a ranking (the hook then ranks by itself)."""
-    from hippo_core import jsontext
+    from hippo_core.files import jsontext
 
     try:
         asked = request(index_path, notes_dir, True, jsontext.dumps(question, indent=None))

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
+from hippo_core.files.atomic import atomic_write
 
 if TYPE_CHECKING:
     from hippo_core.packs.dist_check import Checked, Distribution

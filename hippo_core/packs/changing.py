@@ -31,7 +31,7 @@ def folder_name(name: str) -> str:
 @contextlib.contextmanager
 def changing_packs(workspace: Workspace) -> Iterator[None]:
     """One pack command at a time changes a workspace's packs."""
-    from hippo_core.locks import file_lock
+    from hippo_core.files.locks import file_lock
     from hippo_core.packs.files import NO_LINKS
 
     if workspace.packs_dir.is_symlink():
@@ -42,7 +42,7 @@ def changing_packs(workspace: Workspace) -> Iterator[None]:
                 "another hippo pack command is changing the packs here; "
                 "try again when it has finished"
             )
-        from hippo_core.leftovers import remove, staging_folders
+        from hippo_core.files.leftovers import remove, staging_folders
 
         remove(staging_folders(workspace))  # what a killed pack command left: none runs now
         yield

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hippo_core.errors import HippoError, UsageError
-from hippo_core.home import user_path
+from hippo_core.files.home import user_path
 from hippo_core.packs.evals_case import WORKSPACE, Case, CaseError, case_names, load_case
 from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode, score
 from hippo_core.plugins import hookimpl
@@ -211,9 +211,9 @@ def _run(
     plugins: Plugins,
     temp: Path,
 ) -> CaseResult:
-    from hippo_core.atomic import atomic_write
     from hippo_core.dream.run import Options, dream
-    from hippo_core.home import index_path
+    from hippo_core.files.atomic import atomic_write
+    from hippo_core.files.home import index_path
     from hippo_core.index.derived import write_derived
     from hippo_core.index.ingest import ingest
     from hippo_core.packs.running import load_here
@@ -304,7 +304,7 @@ def _window(case: Case, workspace: Workspace) -> tuple[datetime, datetime, int]:
     """From the first to one second past the last moment of the workspace's sessions."""
     from hippo_core.dream.state import parse_time
     from hippo_core.dream.turns import TurnIndex
-    from hippo_core.home import index_path
+    from hippo_core.files.home import index_path
     from hippo_core.sessions import session_records
 
     records = session_records(workspace)

@@ -119,7 +119,7 @@ class EvalResult:
 
 def score(result: CaseResult, case: Case, workspace: Workspace, events: list[Event]) -> None:
     """Fill in ``result`` from the dream's events and the proposals it wrote."""
-    from hippo_core.jsonfiles import json_objects_in
+    from hippo_core.files.jsonfiles import json_objects_in
 
     records = {
         str(record.get("id")): record

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
+from hippo_core.files.atomic import atomic_write
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace

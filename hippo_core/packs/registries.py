@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from hippo_core.clock import stamp
 from hippo_core.errors import HippoError, UsageError
-from hippo_core.home import user_path
+from hippo_core.files.home import user_path
 from hippo_core.packs.archive import MAX_BYTES, FetchError, is_url, read_bytes, url_problem
 from hippo_core.packs.index import Index, Registry, parse_index
 
@@ -77,7 +77,7 @@ def cache_file(location: str) -> Path:
     """``$HIPPO_HOME/registries/<digest of the location>.json``."""
     import hashlib
 
-    from hippo_core.home import hippo_home
+    from hippo_core.files.home import hippo_home
 
     digest = hashlib.sha256(location.encode("utf-8")).hexdigest()[:24]
     return hippo_home() / "registries" / f"{digest}.json"
@@ -99,8 +99,8 @@ def _read_cached(registry: Registry) -> tuple[bytes, str] | None:
 
 
 def _write_cached(registry: Registry, raw: bytes, fetched: str) -> None:
-    from hippo_core.home import hippo_home
-    from hippo_core.owner_only import owner_only_write
+    from hippo_core.files.home import hippo_home
+    from hippo_core.files.owner_only import owner_only_write
 
     payload = {"location": registry.location, "fetched": fetched, "index": raw.decode("utf-8")}
     text = json.dumps(payload, ensure_ascii=False, indent=1)

@@ -113,7 +113,7 @@ def new_pack(name: str, parent: Path, plugins: Plugins) -> Scaffold:
 
 
 def _write(name: str, folder: Path, files: dict[str, str]) -> Scaffold:
-    from hippo_core.atomic import atomic_write
+    from hippo_core.files.atomic import atomic_write
 
     parent = folder.parent
     # Written beside the target and renamed into place, so a failure leaves nothing behind;

@@ -169,7 +169,7 @@ def _shown_path(workspace: Workspace, release: Release, location: str) -> str:
 
 def archive_cache() -> Path:
     """``$HIPPO_HOME/archives/``: archives fetched from URLs, named by their SHA-256."""
-    from hippo_core.home import hippo_home
+    from hippo_core.files.home import hippo_home
 
     return hippo_home() / "archives"
 
@@ -199,8 +199,8 @@ def _keep(archive: Path, digest: str) -> None:
     """Keep a verified archive for the next ``pack add`` (best effort: a cache)."""
     import contextlib
 
-    from hippo_core.home import hippo_home
-    from hippo_core.owner_only import owner_only_write
+    from hippo_core.files.home import hippo_home
+    from hippo_core.files.owner_only import owner_only_write
 
     with contextlib.suppress(OSError):
         data = archive.read_bytes()

@@ -17,8 +17,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
+from hippo_core.files.atomic import atomic_write
 from hippo_core.schedule.jobs import (
     Entry,
     Job,

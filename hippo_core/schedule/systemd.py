@@ -16,8 +16,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hippo_core.atomic import atomic_write
 from hippo_core.errors import HippoError
+from hippo_core.files.atomic import atomic_write
 from hippo_core.schedule.jobs import (
     Entry,
     Job,

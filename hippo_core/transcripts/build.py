@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from hippo_core import handover, jsontext
+from hippo_core import handover
+from hippo_core.files import jsontext
 from hippo_core.patterns import Lazy
 from hippo_core.transcripts.external import clean, outside_file
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn

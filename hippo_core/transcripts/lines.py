@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from hippo_core import jsontext
+from hippo_core.files import jsontext
 from hippo_core.transcripts.model import Resume
 
 TYPE_CHECKING = False

@@ -52,8 +52,8 @@ def model_call_line() -> str:
     person or a page that pastes the marker cannot make a session look like hippo's."""
     import os
 
-    from hippo_core.home import home_folder
-    from hippo_core.owner_only import owner_only_write
+    from hippo_core.files.home import home_folder
+    from hippo_core.files.owner_only import owner_only_write
 
     path = os.path.join(home_folder(), _KEY_FILE)
     key = _read_key(path)
@@ -76,7 +76,7 @@ def model_call_key() -> str:
     """This machine's key for its model calls; empty before hippo sent any."""
     import os
 
-    from hippo_core.home import home_folder
+    from hippo_core.files.home import home_folder
 
     return _read_key(os.path.join(home_folder(), _KEY_FILE))
 

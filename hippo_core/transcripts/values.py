@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hippo_core import jsontext
+from hippo_core.files import jsontext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

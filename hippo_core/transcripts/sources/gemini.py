@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from hippo_core import handover, jsontext
+from hippo_core import handover
+from hippo_core.files import jsontext
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from hippo_core import jsontext
+from hippo_core.files import jsontext
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder

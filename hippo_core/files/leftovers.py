@@ -3,11 +3,11 @@
 A process killed in the middle of a write leaves hippo's own temporary files; nothing else
 would ever remove them. They are recognisable by name, and only those are touched:
 
-- ``.<name>.<hex>.tmp`` beside a file that :func:`~hippo_core.atomic.atomic_write` (or a
+- ``.<name>.<hex>.tmp`` beside a file that :func:`~hippo_core.files.atomic.atomic_write` (or a
   receipt's ``create_once``) was writing, in ``notes_dir`` and ``.hippo/``: stale once older
   than :data:`STALE_SECONDS` (a live write takes milliseconds);
 - ``hippo-model-*`` folders in the temporary folder, where a model program ran: stale once
-  the hippo process that made it (its owner file, :mod:`hippo_core.model_folder`) is gone;
+  the hippo process that made it (its owner file, :mod:`hippo_core.files.model_folder`) is gone;
 - ``.hippo/.pack-*`` staging folders of pack commands: removed by the next pack command,
   which holds the lock no other pack command can (:mod:`hippo_core.packs.changing`).
 
@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.model_folder import OWNER, PREFIX
-from hippo_core.processes import process_alive
+from hippo_core.files.model_folder import OWNER, PREFIX
+from hippo_core.files.processes import process_alive
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace

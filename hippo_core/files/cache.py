@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import contextlib
 
-from hippo_core import jsontext
-from hippo_core.atomic import atomic_write
+from hippo_core.files import jsontext
+from hippo_core.files.atomic import atomic_write
 from hippo_core.version import __version__
 
 TYPE_CHECKING = False
@@ -43,6 +43,6 @@ def write_cache(
         if owner_only is None:
             atomic_write(path, data, durable=False)
         else:
-            from hippo_core.owner_only import owner_only_write
+            from hippo_core.files.owner_only import owner_only_write
 
             owner_only_write(path, data, top=owner_only, durable=False)

@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 
-from hippo_core.atomic import atomic_write
+from hippo_core.files.atomic import atomic_write
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -90,9 +90,10 @@ def owner_only_write(
     top: str | PathLike[str] | None = None,
     durable: bool = True,
 ) -> None:
-    """:func:`~hippo_core.atomic.atomic_write` of a file only its owner reads (0600), its folder
-    and every folder from ``top`` (default: the file's folder) down to it made or tightened to
-    0700: for what agents and people said (the sleep pack keeps all of ``.hippo/sleep/`` so)."""
+    """:func:`~hippo_core.files.atomic.atomic_write` of a file only its owner reads (0600), its
+    folder and every folder from ``top`` (default: the file's folder) down to it made or
+    tightened to 0700: for what agents and people said (the sleep pack keeps all of
+    ``.hippo/sleep/`` so)."""
     owner_only_folder(os.path.dirname(os.path.abspath(path)), top)
     atomic_write(path, data, durable=durable, mode=FILE_MODE if _POSIX else None)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hippo_core import jsontext
 from hippo_core.errors import HippoError
+from hippo_core.files import jsontext
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

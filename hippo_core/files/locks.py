@@ -60,13 +60,13 @@ def file_lock(
     Waits for as long as it takes when ``wait`` is None, else at most ``wait`` seconds and
     then yields None (the caller decides what to say). ``on_wait`` is called once when the
     lock is busy. ``owner_only`` names the owner-only folder at or above the lock's folder
-    (:func:`~hippo_core.owner_only.owner_only_folder`): the lock file is then 0600.
+    (:func:`~hippo_core.files.owner_only.owner_only_folder`): the lock file is then 0600.
     """
     if owner_only is None:
         os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
         handle = open(path, "a+")  # noqa: SIM115  (closed by the with below)
     else:
-        from hippo_core.owner_only import owner_only_open
+        from hippo_core.files.owner_only import owner_only_open
 
         flags = os.O_RDWR | os.O_CREAT | os.O_APPEND
         handle = os.fdopen(owner_only_open(path, flags, owner_only), "a+")
