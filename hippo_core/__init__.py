@@ -3,7 +3,7 @@
 The public API, for plugins and scripts: every name a plugin may import, and the only names
 hippo's own packs import (``tests/test_layers.py`` holds them to it). The plugin chapter of
 the manual (``docs/plugins.md``) lists them by what a plugin does with them; the hooks are
-documented in :mod:`hippo_core.hookspecs`. Any other module of ``hippo_core`` is hippo's
+documented in :mod:`hippo_core.plugins.hookspecs`. Any other module of ``hippo_core`` is hippo's
 own and may change in any release.
 
 Every name is imported on first use (a module ``__getattr__``), so ``import hippo_core``
@@ -66,7 +66,6 @@ if TYPE_CHECKING:
     )
     from hippo_core.dream.render import render_prompt
     from hippo_core.errors import HippoError, UsageError
-    from hippo_core.events import Event
     from hippo_core.files.atomic import atomic_write
     from hippo_core.files.jsonfiles import json_objects_in, read_json_object
     from hippo_core.files.locks import file_lock
@@ -74,7 +73,6 @@ if TYPE_CHECKING:
     from hippo_core.files.processes import process_alive
     from hippo_core.findings import Finding
     from hippo_core.forgetting import forget_text
-    from hippo_core.markers import hookimpl
     from hippo_core.mcp.server import mcp_server
     from hippo_core.mcp.tool import Tool, ToolArguments
     from hippo_core.notes.edit import EditError, note_digest
@@ -88,7 +86,9 @@ if TYPE_CHECKING:
     from hippo_core.packs.evals_result import CaseResult
     from hippo_core.packs.running import load_packs
     from hippo_core.plugin_settings import settings_table, update_settings
-    from hippo_core.plugins import Plugins, load_plugins
+    from hippo_core.plugins.events import Event
+    from hippo_core.plugins.manager import Plugins, load_plugins
+    from hippo_core.plugins.markers import hookimpl
     from hippo_core.review import review_items
     from hippo_core.sessions import session_records
     from hippo_core.settings import Settings
@@ -103,9 +103,9 @@ if TYPE_CHECKING:
 #: the TYPE_CHECKING imports above name the same (for type checkers; a test holds them to it).
 _API: dict[str, dict[str, tuple[str, ...]]] = {
     "Hooks and markers": {
-        "hippo_core.markers": ("hookimpl",),
-        "hippo_core.plugins": ("load_plugins", "Plugins"),
-        "hippo_core.events": ("Event",),
+        "hippo_core.plugins.markers": ("hookimpl",),
+        "hippo_core.plugins.manager": ("load_plugins", "Plugins"),
+        "hippo_core.plugins.events": ("Event",),
         "hippo_core.errors": ("HippoError", "UsageError"),
         "hippo_core.version": ("__version__",),
     },

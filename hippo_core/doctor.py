@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 def run_doctor(workspace: Workspace) -> list[Finding]:
     """All findings of all checks; errors first, then warnings, then information."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     order = {"error": 0, "warning": 1, "info": 2}
     findings = load_plugins().doctor_checks(workspace)

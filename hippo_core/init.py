@@ -48,7 +48,7 @@ class InitAction:
 
 def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
     """Set up (or complete) the workspace at ``root``; returns what was done, path by path."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.settings_schema import settings_template
 
     check_folder_name(os.fspath(root))

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 from hippo_core.errors import HippoError
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 SHOWN_AS = ".hippo/settings.toml"

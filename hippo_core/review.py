@@ -16,7 +16,7 @@ from hippo_core.review_queues import ReviewQueue, queues
 
 if TYPE_CHECKING:
     from hippo_core.deciders import Decider
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 PROPOSAL = "proposal"

@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace
 
-#: :class:`hippo_core.plugins.Plugins` (not imported: the plugins module imports the hooks').
+#: :class:`hippo_core.plugins.manager.Plugins` (not imported: the manager imports the hooks').
 Plugins = Any
 
 

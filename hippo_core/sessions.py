@@ -230,8 +230,8 @@ def end(
 def announce(workspace: Workspace, name: str, data: dict[str, Any]) -> None:
     """Tell the plugins what happened to a session (``hippo_event``): the activity
     triggers start a dream on it."""
-    from hippo_core.events import Event
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.events import Event
+    from hippo_core.plugins.manager import load_plugins
 
     load_plugins(hot=True).event(workspace, Event(name, data))
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from hippo_core.errors import UsageError
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.settings import Settings
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from tests.dream_scene import Scene
 
 from hippo_core.cli import main
-from hippo_core.plugins import reset_plugins
+from hippo_core.plugins.manager import reset_plugins
 from tests.models.anthropic_server import anthropic  # noqa: F401  (a fixture: Claude's API)
 from tests.models.chat_server import chat  # noqa: F401  (a fixture: a scripted chat server)
 from tests.models.gemini_server import gemini_api  # noqa: F401  (a fixture: Gemini's API)

@@ -20,7 +20,7 @@ from hippo_core.builtins.commands import COMMANDS
 from hippo_core.cli import hot
 from hippo_core.cli.root import app
 from hippo_core.errors import HippoError
-from hippo_core.plugins import reset_plugins
+from hippo_core.plugins.manager import reset_plugins
 from hippo_packs.sleep.plugin import COMMANDS as SLEEP_COMMANDS
 
 from .conftest import HippoRunner, Run, WorkspaceMaker

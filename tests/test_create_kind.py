@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hippo_core import Finding, hookimpl
-from hippo_core.plugins import load_plugins
+from hippo_core.plugins.manager import load_plugins
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.dream_scene import PROPOSER, REJECT, VERIFY_REVIEWER, Scene, make_scene
 

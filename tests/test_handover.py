@@ -16,7 +16,7 @@ import pytest
 import zstandard
 
 from hippo_core.handover import BEGIN, END, strip, wrap
-from hippo_core.plugins import load_plugins
+from hippo_core.plugins.manager import load_plugins
 from hippo_core.transcripts.model import Parsed, Resume
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"

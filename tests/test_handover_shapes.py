@@ -26,7 +26,7 @@ from hippo_core.handover import (
     strip,
     wrap,
 )
-from hippo_core.plugins import load_plugins
+from hippo_core.plugins.manager import load_plugins
 from hippo_core.transcripts.model import Resume
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.test_handover import FIXTURES, JSONL, _prompts

@@ -445,7 +445,7 @@ SAMPLES = _samples()
 def test_no_misshapen_record_makes_a_source_raise(which, line, where, value, tmp_path_factory):
     """A real transcript of each agent with one field of one record set to an odd value:
     the source reads it without raising, and every other turn is kept."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.transcripts.model import Resume
 
     tool, relative, raw = SAMPLES[which]
@@ -495,7 +495,7 @@ def test_no_misshapen_opencode_row_makes_the_source_raise(
     import shutil
     import sqlite3
 
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.transcripts.model import Resume
 
     fixture = Path(__file__).parent / "fixtures" / "transcripts" / "opencode" / "opencode.db"

@@ -340,7 +340,7 @@ def gemini_payload(event: str, ws: Path, sid: str, **fields: str) -> dict:
 def test_gemini_hooks_print_json_and_declare_the_session_ingest_derives(
     hook, hippo: HippoRunner, make_workspace: WorkspaceMaker
 ) -> None:
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.transcripts.model import Resume
 
     chat = next((Path(__file__).parent / "fixtures/transcripts/gemini").rglob("session-*.jsonl"))

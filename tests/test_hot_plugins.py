@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from hippo_core import Workspace, build_context
-from hippo_core.entry_points import cache_path, entry_points
-from hippo_core.plugins import BUILTIN_HOOKS, load_plugins, reset_plugins
+from hippo_core.plugins.entry_points import cache_path, entry_points
+from hippo_core.plugins.manager import BUILTIN_HOOKS, load_plugins, reset_plugins
 
 from .conftest import WorkspaceMaker
 

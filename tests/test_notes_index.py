@@ -29,7 +29,7 @@ from hippo_core.notes.index import FORMAT, SWEEP
 from hippo_core.notes.links import LinkResolver
 from hippo_core.notes.note import Note, parse_note
 from hippo_core.notes.text import singular
-from hippo_core.plugins import load_plugins
+from hippo_core.plugins.manager import load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker, write_notes
 

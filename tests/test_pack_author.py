@@ -581,4 +581,4 @@ def test_the_scaffold_declares_its_test_needs_and_points_to_the_manual(made: Pat
     assert project["project"]["optional-dependencies"]["test"] == ["pytest>=8"]
     assert (made / "MANIFEST.in").read_text(encoding="utf-8").splitlines()[1] == "graft tests"
     plugin = (made / MODULE / "plugin.py").read_text(encoding="utf-8")
-    assert "docs/hooks.md" in plugin and "hippo_core.hookspecs" not in plugin
+    assert "docs/hooks.md" in plugin and "hippo_core.plugins.hookspecs" not in plugin

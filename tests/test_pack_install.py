@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hippo_core.packs.running import load_packs, load_passes
-from hippo_core.plugins import load_plugins
+from hippo_core.plugins.manager import load_plugins
 from hippo_core.workspace import Workspace
 
 from .conftest import HippoRunner, Run, WorkspaceMaker
@@ -773,7 +773,7 @@ def test_a_name_that_runs_from_a_distribution_is_refused_naming_both(
     root: Path, hippo: HippoRunner, server: Server, tmp_path: Path
 ):
     from hippo_core import hookimpl
-    from hippo_core.plugins import PluginInfo
+    from hippo_core.plugins.manager import PluginInfo
 
     shipped = make_pack(tmp_path / "dist-pack" / NAME, NAME, "3.0")
 
@@ -822,7 +822,7 @@ def test_an_archive_of_a_distributions_own_pack_that_requires_it_is_installed(
     """Pack-author finding 15: the archive's pack.toml requires the distribution whose plugin
     registers the same pack; the archive's copy is installed and runs, with its plugin."""
     from hippo_core import hookimpl
-    from hippo_core.plugins import PluginInfo
+    from hippo_core.plugins.manager import PluginInfo
 
     shipped = make_pack(tmp_path / "dist-pack" / NAME, NAME, "3.0")
 

@@ -497,7 +497,7 @@ def test_review_shows_a_kinds_keys_and_doctor_names_a_registration_left_out(
     root: Path, hippo: HippoRunner
 ):
     from hippo_core import Evidence, Proposal, Workspace, record_proposal
-    from hippo_core.plugins import PluginInfo, load_plugins
+    from hippo_core.plugins.manager import PluginInfo, load_plugins
 
     plugins = load_plugins()
     plugins.pm.register(Shadowing(), name="shadowing")

@@ -12,7 +12,7 @@ from hippo_core.dream.packs import PackError, check_pack, read_persona
 from hippo_core.dream.render import render_prompt
 from hippo_core.packs.lock import read_lock
 from hippo_core.packs.running import load_here, load_passes
-from hippo_core.plugins import load_plugins
+from hippo_core.plugins.manager import load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker
 from .test_packs import ExtraPacks, pass_file, registered, write_pack

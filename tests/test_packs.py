@@ -17,7 +17,7 @@ from hippo_core.dream.render import render_prompt
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.packs.lock import Locked, update_lock
 from hippo_core.packs.running import load_here, load_packs, load_passes
-from hippo_core.plugins import PluginInfo, Plugins, load_plugins
+from hippo_core.plugins.manager import PluginInfo, Plugins, load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker
 

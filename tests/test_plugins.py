@@ -9,16 +9,9 @@ from typing import Any
 
 import pytest
 
-from hippo_core import (
-    ContextPart,
-    Finding,
-    HippoError,
-    Workspace,
-    build_context,
-    hookimpl,
-    hookspecs,
-)
-from hippo_core.plugins import DEFAULT_PLUGINS, load_plugins
+from hippo_core import ContextPart, Finding, HippoError, Workspace, build_context, hookimpl
+from hippo_core.plugins import hookspecs
+from hippo_core.plugins.manager import DEFAULT_PLUGINS, load_plugins
 
 from .conftest import HippoRunner, WorkspaceMaker
 from .dream_scene import TESTING

@@ -226,7 +226,7 @@ def test_the_open_loops_are_in_the_context_block_within_the_budget(night: Sleepy
 def test_settings_are_clamped_and_a_misplaced_key_is_named(
     make_workspace: WorkspaceMaker, hippo: HippoRunner
 ):
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_packs.sleep.config import load
 
     settings = (

@@ -55,11 +55,13 @@ def move(room: str, docstring: str, moves: dict[str, str]) -> dict[str, str]:
 
 
 def rewrite_from_imports(text: str, renamed: dict[str, str]) -> str:
-    """``from hippo_core import a, B`` on one line: each moved module from its room."""
+    """``from hippo_core import a, B`` (on one line or in brackets): each moved module from
+    its room."""
     moved = {old.rpartition(".")[2]: new for old, new in renamed.items()}
 
     def split(match: re.Match[str]) -> str:
-        indent, names = match.group(1), [n.strip() for n in match.group(2).split(",")]
+        listed = match.group(2) or match.group(3)
+        indent, names = match.group(1), [n.strip() for n in listed.split(",") if n.strip()]
         if not any(name.split(" as ")[0] in moved for name in names):
             return match.group(0)
         kept = [name for name in names if name.split(" as ")[0] not in moved]
@@ -68,7 +70,9 @@ def rewrite_from_imports(text: str, renamed: dict[str, str]) -> str:
             base = name.split(" as ")[0]
             if base in moved:
                 package, _, module = moved[base].rpartition(".")
-                by_room.setdefault(package, []).append(name.replace(base, module, 1))
+                # A module renamed keeps its old name in the importing code, which still runs.
+                alias = f"{module} as {name.rpartition(' as ')[2]}"
+                by_room.setdefault(package, []).append(module if base == module else alias)
         lines = [
             f"{indent}from {package} import {', '.join(mods)}" for package, mods in by_room.items()
         ]
@@ -76,17 +80,23 @@ def rewrite_from_imports(text: str, renamed: dict[str, str]) -> str:
             lines.insert(0, f"{indent}from hippo_core import {', '.join(kept)}")
         return "\n".join(lines)
 
-    return re.sub(r"^([ \t]*)from hippo_core import ([\w ,]+)$", split, text, flags=re.M)
+    one_line, in_brackets = r"([\w ,]+)$", r"\(([\w ,\s]+)\)"
+    pattern = rf"^([ \t]*)from hippo_core import (?:{one_line}|{in_brackets})"
+    return re.sub(pattern, split, text, flags=re.M)
 
 
 def rewrite(text: str, renamed: dict[str, str]) -> str:
     """Every reference to a moved module in one file's text, rewritten."""
-    text = rewrite_from_imports(text, renamed)
-    for old, new in renamed.items():
-        text = re.sub(rf"(?<![\w.]){re.escape(old)}(?!\w)", new, text)
-        old_path, new_path = old.replace(".", "/"), new.replace(".", "/")
-        text = re.sub(rf"(?<![\w/]){re.escape(old_path)}\.py\b", f"{new_path}.py", text)
-    return text
+    # One pass for every name, before the ``from`` lines are split: a room named like the
+    # module it takes (``hippo_core.plugins.manager``) must not have its new names rewritten again.
+    dotted = "|".join(re.escape(old) for old in sorted(renamed, key=len, reverse=True))
+    text = re.sub(rf"(?<![\w.])({dotted})(?!\w)", lambda m: renamed[m.group(1)], text)
+    paths = {
+        old.replace(".", "/") + ".py": new.replace(".", "/") + ".py" for old, new in renamed.items()
+    }
+    either = "|".join(re.escape(old) for old in sorted(paths, key=len, reverse=True))
+    text = re.sub(rf"(?<![\w/])({either})(?!\w)", lambda m: paths[m.group(1)], text)
+    return rewrite_from_imports(text, renamed)
 
 
 def main(argv: list[str]) -> None:

@@ -4,7 +4,7 @@ be started."""
 
 from __future__ import annotations
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

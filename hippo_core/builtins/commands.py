@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 COMMANDS = (
     ("init", "init:init", "Set up a workspace in the current folder, or complete one."),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hippo_core.budget import ContextPart
 from hippo_core.errors import HippoError
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,7 +119,7 @@ def _relevant(workspace: Workspace, task: str) -> str:
 
 def _linter(workspace: Workspace) -> str:
     from hippo_core.builtins.lint import today_ordinal
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     linters = [p.name for p in load_plugins().implementers("hippo_lint_note")]
     if linters == [BUILTIN_LINTER]:

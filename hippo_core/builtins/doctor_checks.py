@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 
 from hippo_core.errors import HippoError
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.findings import Finding
-    from hippo_core.plugins import CommandEntry, Plugins
+    from hippo_core.plugins.manager import CommandEntry, Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -23,7 +23,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.findings import Finding
     from hippo_core.notes.lint import lint_notes
     from hippo_core.plugin_settings import placed, unknown_tables
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     settings = workspace.relative(workspace.settings_path)
     plugins = load_plugins()

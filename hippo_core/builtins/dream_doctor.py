@@ -4,7 +4,7 @@ runs went well, and no change was left half applied."""
 from __future__ import annotations
 
 from hippo_core.errors import HippoError
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def _packs(workspace: Workspace) -> list[Finding]:
     from hippo_core.dream.packs import PackError
     from hippo_core.findings import Finding
     from hippo_core.packs.running import load_here
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     try:
         loaded = load_here(workspace, load_plugins())
@@ -68,7 +68,7 @@ def _packs(workspace: Workspace) -> list[Finding]:
 
 def _model(workspace: Workspace) -> list[Finding]:
     from hippo_core.findings import Finding
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     settings = workspace.settings
     where = workspace.relative(workspace.settings_path)

@@ -5,11 +5,11 @@
 
 from __future__ import annotations
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.events import Event
+    from hippo_core.plugins.events import Event
     from hippo_core.workspace import Workspace
 
 

@@ -6,7 +6,7 @@ import os
 
 from hippo_core.budget import ContextPart
 from hippo_core.locate import HIPPO_DIR
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.dream.model import Applier, ProposalKind, Reader, Reviewer, Validator
-    from hippo_core.hookspecs import BackendFactory
+    from hippo_core.plugins.hookspecs import BackendFactory
 
 
 @hookimpl

@@ -8,7 +8,7 @@ dreaming's check.
 from __future__ import annotations
 
 from hippo_core.errors import HippoError
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.findings import Finding
     from hippo_core.packs.files import PackError
     from hippo_core.packs.listing import list_packs
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     try:
         rows, _ = list_packs(workspace, load_plugins())
@@ -57,7 +57,7 @@ def _replaced(workspace: Workspace) -> dict[str, list[str]]:
     """For each theme that is on, a line per reviewer persona it replaces, saying how to
     see the diff (a finding is one line; the diff is the theme's text, many lines)."""
     from hippo_core.packs.personas import replaced_here
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     found: dict[str, list[str]] = {}
     for replaced in replaced_here(workspace, load_plugins()):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 
 @hookimpl

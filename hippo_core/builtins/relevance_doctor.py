@@ -3,7 +3,7 @@ clearly more of what this workspace's sessions opened, as ``hippo eval context``
 
 from __future__ import annotations
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 #: The sessions measured, the latest: enough to tell the settings apart, few enough for a
 #: doctor's run (each history ranking is a few milliseconds).

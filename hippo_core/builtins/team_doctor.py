@@ -3,7 +3,7 @@ of this workspace."""
 
 from __future__ import annotations
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

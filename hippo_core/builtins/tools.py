@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 if TYPE_CHECKING:
     from hippo_core.mcp.tool import Tool

@@ -19,7 +19,7 @@ A workspace without the table pays one dictionary lookup per event.
 
 from __future__ import annotations
 
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from hippo_core.builtins.trigger_settings import Triggers
-    from hippo_core.events import Event
     from hippo_core.findings import Finding
+    from hippo_core.plugins.events import Event
     from hippo_core.workspace import Workspace
 
 TABLE = "triggers"
@@ -89,7 +89,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 def _no_model(workspace: Workspace) -> str:
     """Why a dream started here could not call a model; empty when it could."""
     from hippo_core.errors import HippoError
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     factory = load_plugins().backends().get(workspace.settings.model_backend)
     if factory is None:
@@ -103,7 +103,7 @@ def _no_model(workspace: Workspace) -> str:
 
 def settings(workspace: Workspace) -> Triggers:
     from hippo_core.plugin_settings import settings_table
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     found, _warnings = settings_table(workspace, load_plugins(), TABLE)
     return found  # type: ignore[no-any-return]

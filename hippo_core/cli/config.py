@@ -25,7 +25,7 @@ def get(key: str = typer.Argument(..., metavar="KEY", help="The setting's name."
     _whole(key)
     if "." in key or _plugin_table(key):  # triggers.on_compact, sleep.model.url, sleep
         from hippo_core.plugin_settings import get_plugin_setting
-        from hippo_core.plugins import load_plugins
+        from hippo_core.plugins.manager import load_plugins
 
         value = get_plugin_setting(here, load_plugins(), key)
     else:
@@ -58,7 +58,7 @@ def set_(
     _whole(key)
     if "." in key:
         from hippo_core.plugin_settings import get_plugin_setting, set_plugin_setting
-        from hippo_core.plugins import load_plugins
+        from hippo_core.plugins.manager import load_plugins
         from hippo_core.workspace import Workspace
 
         plugins = load_plugins()
@@ -69,7 +69,7 @@ def set_(
     _misplaced(key, f"set {{key}} {value}")
 
     def usable(settings: Settings) -> None:
-        from hippo_core.plugins import load_plugins
+        from hippo_core.plugins.manager import load_plugins
         from hippo_core.settings_use import check_value
 
         check_value(found.folder, load_plugins(), key, settings, shown)
@@ -83,8 +83,8 @@ def _changed(found: Workspace, key: str, old: object, new: object) -> None:
     if old == new:
         return
     from hippo_core.deciders import acting_now
-    from hippo_core.events import Event
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.events import Event
+    from hippo_core.plugins.manager import load_plugins
 
     data = {"key": key, "from": old, "to": new, "by": acting_now(found, "hippo config set")}
     load_plugins().event(found, Event("setting_changed", data))
@@ -92,7 +92,7 @@ def _changed(found: Workspace, key: str, old: object, new: object) -> None:
 
 def _plugin_table(key: str) -> bool:
     """Whether ``key`` is a whole table a plugin owns (``sleep``)."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.settings_schema import KNOWN_KEYS
 
     return key not in KNOWN_KEYS and key in load_plugins().settings_tables()
@@ -103,7 +103,7 @@ def _misplaced(key: str, how: str) -> None:
     the table it belongs to, and the command with its dotted name."""
     from hippo_core.errors import UsageError
     from hippo_core.plugin_settings import every_key
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.settings_schema import KNOWN_KEYS
 
     if key in KNOWN_KEYS:

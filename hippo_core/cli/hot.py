@@ -84,7 +84,7 @@ def context(task: str | None, session: str | None, budget: int | None) -> int:
     """Print the block on stdout and what was left out on stderr; the exit code."""
     from hippo_core.budget import check_budget
     from hippo_core.context import build_context
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.workspace import LOOKS, Workspace
 
     if budget is not None:
@@ -142,7 +142,7 @@ def ingest(full: bool, as_json: bool) -> int:
     from pathlib import Path
 
     from hippo_core.index.ingest import ingest as run_ingest
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.workspace import Workspace, find_root
 
     load_plugins(hot=True)  # the sources, read as an agent's hooks read plugins

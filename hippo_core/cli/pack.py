@@ -23,7 +23,7 @@ def list_(
 ) -> None:
     """List every pack and theme here: source, version, edits, passes, themes."""
     from hippo_core.packs.listing import list_packs, render
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.workspace import Workspace
 
     rows, problems = list_packs(Workspace.find(), load_plugins())
@@ -46,7 +46,7 @@ def vendor(
 ) -> None:
     """Copy an installed distribution's pack into .hippo/packs/ to edit it."""
     from hippo_core.packs.vendor import vendor as copy
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.workspace import Workspace
 
     workspace = Workspace.find()

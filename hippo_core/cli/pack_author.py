@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from hippo_core.dream.packs import Pack
     from hippo_core.packs.dist_check import Distribution
     from hippo_core.packs.files import PackError
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
 
 
 def new(
@@ -36,7 +36,7 @@ def new(
 ) -> None:
     """Write a new pack as a Python distribution: hippo-pack-NAME/."""
     from hippo_core.packs.scaffold import new_pack
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     made = new_pack(name, folder, load_plugins())
     relative = not folder.is_absolute()
@@ -69,7 +69,7 @@ def check(
     from hippo_core.packs.dist_check import source_distribution
     from hippo_core.packs.files import PackError
     from hippo_core.packs.scaffold import pack_folder
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     relative = not path.is_absolute()
     report: dict[str, Any] = {
@@ -111,7 +111,7 @@ def _check_distribution(
     """Every pack the distribution's plugin registers: checked, versions equal to the
     distribution's, then (``replay``) each pack's eval cases."""
     from hippo_core.packs.dist_check import check_distribution, version_problems
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     checked = check_distribution(dist)
     if not checked:
@@ -213,7 +213,7 @@ def build(
     from hippo_core.packs.dist_check import source_distribution
     from hippo_core.packs.files import PackError
     from hippo_core.packs.scaffold import pack_folder
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     relative = not path.is_absolute()
     try:

@@ -9,7 +9,7 @@ import typer
 from hippo_core.cli.common import JSON_OPTION, print_json
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import PluginInfo, Plugins
+    from hippo_core.plugins.manager import PluginInfo, Plugins
 
 
 def plugins(
@@ -19,7 +19,7 @@ def plugins(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """List the plugins: name, version, the hooks each implements and the commands it adds."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     loaded = load_plugins()
     if hook is not None:
@@ -61,7 +61,7 @@ def _known_hook(hook: str) -> None:
     import difflib
 
     from hippo_core.errors import UsageError
-    from hippo_core.plugins import hook_names
+    from hippo_core.plugins.manager import hook_names
 
     hooks = hook_names()
     if hook in hooks:

@@ -49,7 +49,7 @@ def revert(
         typer.echo(f"withdrawn: the confirmation of {withdraw} in {record.get('note')}")
         return
     from hippo_core.dream.revert import revert as run_revert
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     done = run_revert(found, load_plugins(), receipt, force=force)
     note = found.relative(found.notes_dir / done.note)

@@ -18,7 +18,7 @@ from hippo_core.errors import UsageError
 from hippo_core.terminal import printable
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -47,7 +47,7 @@ def review(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """List proposals and drafts waiting for a verdict, show one, or decide it."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.review import queue_of
 
     found = current_workspace()

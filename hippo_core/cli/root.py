@@ -20,7 +20,7 @@ from hippo_core.version import __version__
 if TYPE_CHECKING:
     from typer._click import Command, Context
 
-    from hippo_core.plugins import CommandEntry
+    from hippo_core.plugins.manager import CommandEntry
 
 
 class RootGroup(HippoGroup):
@@ -32,7 +32,7 @@ class RootGroup(HippoGroup):
         """The commands by name, asked of the plugins once per command line."""
         found: dict[str, CommandEntry] | None = self.__dict__.get("_entries")
         if found is None:
-            from hippo_core.plugins import load_plugins
+            from hippo_core.plugins.manager import load_plugins
 
             found = self.__dict__["_entries"] = load_plugins().commands()
         return found

@@ -12,7 +12,7 @@ from hippo_core.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.plugins import ScheduleJob
+    from hippo_core.plugins.manager import ScheduleJob
     from hippo_core.schedule import Entry
     from hippo_core.workspace import Workspace
 
@@ -69,7 +69,7 @@ def install(
 def _plugin_jobs(*, warn: bool = False) -> dict[str, ScheduleJob]:
     """The jobs plugins offer (the sleep pack's ``sleep-tick``), each an option of install;
     with ``warn``, a job registered wrong is named on stderr."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     problems: list[str] = []
     found = load_plugins().schedule_jobs(problems)
@@ -83,7 +83,7 @@ def _refuse_without_pack(here: Workspace, jobs: list[ScheduleJob]) -> None:
     from hippo_core.errors import HippoError
     from hippo_core.packs.files import PackError
     from hippo_core.packs.survey import survey
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     needed = [job for job in jobs if job.pack]
     if not needed:

@@ -83,7 +83,7 @@ def _known_tool(tool: str) -> None:
     """A ``--tool`` that is no transcript source here would only say "no turns match"."""
     import difflib
 
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     known = sorted(load_plugins().sources())
     if tool in known:

@@ -38,7 +38,7 @@ def _close_to_a_known_tool(tool: str) -> None:
     import difflib
 
     from hippo_core.cli.common import say
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     known = sorted(load_plugins().sources())
     close = difflib.get_close_matches(tool, known, n=1, cutoff=0.7)

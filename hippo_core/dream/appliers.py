@@ -24,7 +24,7 @@ from hippo_core.dream.model import Applier, Change
 from hippo_core.files.atomic import atomic_write
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
 
 PENDING, RUNNING, DONE = "pending", "running", "done"
 FAILED, NOT_RUN, INTERRUPTED = "failed", "not run", "interrupted"

@@ -30,12 +30,12 @@ from hippo_core.dream import receipts
 from hippo_core.dream.kinds import creates
 from hippo_core.dream.model import Applier, Change, Proposal, ProposalKind, TurnText, Verdict
 from hippo_core.dream.paths import outside_notes
-from hippo_core.events import Event
 from hippo_core.notes.edit import EditError, note_digest
+from hippo_core.plugins.events import Event
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 APPLIED, REJECTED, CHANGED, FAILED = "applied", "rejected", "note changed", "not applied"

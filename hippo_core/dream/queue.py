@@ -15,11 +15,11 @@ from hippo_core.dream.apply import Settled, settle
 from hippo_core.dream.model import Evidence, Proposal, Verdict
 from hippo_core.dream.review import step_record, steps_from
 from hippo_core.errors import HippoError
-from hippo_core.events import Event
+from hippo_core.plugins.events import Event
 
 if TYPE_CHECKING:
     from hippo_core.deciders import Decider
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 COMMON = ("id", "pass", "note", "kind", "old", "new", "reason", "evidence")

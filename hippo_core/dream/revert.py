@@ -25,12 +25,12 @@ from hippo_core.dream.apply import APPLIED, REVERTED, REVERTING, reconcile
 from hippo_core.dream.model import Change, Evidence, Proposal
 from hippo_core.dream.paths import outside_notes
 from hippo_core.errors import HippoError
-from hippo_core.events import Event
 from hippo_core.notes.edit import note_digest
+from hippo_core.plugins.events import Event
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 

@@ -12,7 +12,7 @@ from hippo_core.dream.model import ReviewRequest, Verdict
 from hippo_core.errors import HippoError
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
 
 #: How much of a reviewer's reply its review record keeps.
 MAX_KEPT = 64 * 1024

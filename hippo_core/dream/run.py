@@ -32,13 +32,13 @@ from hippo_core.dream.packs import PackError
 from hippo_core.dream.report import Report
 from hippo_core.dream.unit import UnitRunner
 from hippo_core.errors import HippoError, UsageError
-from hippo_core.events import Event
 from hippo_core.files.home import user_path
+from hippo_core.plugins.events import Event
 
 if TYPE_CHECKING:
     from hippo_core.dream.turns import TurnIndex
     from hippo_core.notes.note import Note
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -104,7 +104,7 @@ def dream_lock_path(workspace: Workspace) -> Path:
 
 def dream(workspace: Workspace, options: Options, say: Callable[[str], None]) -> Outcome:
     """Run the dream; the report is written whatever happens, and its path returned."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     with dream_lock(workspace):
         plugins = load_plugins()

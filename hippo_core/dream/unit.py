@@ -25,12 +25,12 @@ from hippo_core.dream.model import (
 )
 from hippo_core.dream.packs import read_system
 from hippo_core.dream.report import Report
-from hippo_core.events import Event
+from hippo_core.plugins.events import Event
 
 if TYPE_CHECKING:
     from hippo_core.dream.turns import TurnIndex
     from hippo_core.notes.note import Note
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 NONE_TEXT = "(none)\n"

@@ -154,7 +154,7 @@ class KindChecks:
 def _lint_errors(proposal: Proposal, context: CheckContext) -> list[str]:
     """The error-level findings of every registered linter on a new note's text."""
     from hippo_core.notes.note import parse_note
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     note = parse_note(proposal.note, proposal.new.encode("utf-8"))
     return [

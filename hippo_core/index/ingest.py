@@ -285,7 +285,7 @@ def ingest(
     ``say`` gets notices (a rebuild, waiting for another ingest); ``progress`` is called
     with the number of files and their total size and returns a callback for bytes read.
     """
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     started = time.monotonic()
     home = hippo_home()

@@ -70,7 +70,7 @@ def serve(start: str) -> int:
     import anyio
 
     from hippo_core.notes.watch import keep_fresh
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     tools = load_plugins().tools()
     _one_line_logs()

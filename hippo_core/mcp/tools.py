@@ -123,7 +123,7 @@ class ReviewListArguments(ToolArguments):
 
 
 def review_list(workspace: Workspace, given: ReviewListArguments) -> dict[str, Any]:
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.review import review_items
 
     return {"waiting": review_items(workspace, load_plugins())}
@@ -134,7 +134,7 @@ class ReviewShowArguments(ToolArguments):
 
 
 def review_show(workspace: Workspace, given: ReviewShowArguments) -> dict[str, Any]:
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.review import show
 
     kind, view = show(workspace, load_plugins(), given.id)
@@ -167,7 +167,7 @@ class ReviewDecideArguments(ToolArguments):
 def review_decide(workspace: Workspace, given: ReviewDecideArguments) -> dict[str, Any]:
     from hippo_core.deciders import tool_call
     from hippo_core.dream import queue as proposals
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.review import decide_proposal, queue_of
 
     by = tool_call(workspace, "review_decide")

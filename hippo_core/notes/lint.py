@@ -6,13 +6,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo_core.findings import Finding
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 
 def lint_notes(workspace: Workspace, plugins: Plugins | None = None) -> list[Finding]:
     """Every finding of every note, in path order."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     plugins = plugins or load_plugins()
     findings: list[Finding] = []

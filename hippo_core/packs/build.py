@@ -26,7 +26,7 @@ from hippo_core.files.atomic import atomic_write
 if TYPE_CHECKING:
     from hippo_core.packs.dist_check import Checked, Distribution
     from hippo_core.packs.manifest import Manifest
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.packs.registry import IndexModel, PackModel, VersionModel
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
 
 
 @dataclass
@@ -53,7 +53,7 @@ class Checked:
 
 def check_index(path: Path, wheels: list[Path] | None = None) -> Checked:
     """Check the index file at ``path``; ``wheels``: the folders to find wheels in."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     where = str(path)
     result = Checked()

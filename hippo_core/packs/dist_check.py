@@ -157,7 +157,7 @@ def _check_here(request: dict[str, object]) -> list[dict[str, object]]:
     from importlib import import_module
 
     from hippo_core.dream.packs import check_pack
-    from hippo_core.plugins import PluginInfo, load_plugins
+    from hippo_core.plugins.manager import PluginInfo, load_plugins
 
     plugins = load_plugins()
     pm = plugins.pm

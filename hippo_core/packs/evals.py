@@ -23,13 +23,13 @@ from hippo_core.errors import HippoError, UsageError
 from hippo_core.files.home import user_path
 from hippo_core.packs.evals_case import WORKSPACE, Case, CaseError, case_names, load_case
 from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode, score
-from hippo_core.plugins import hookimpl
+from hippo_core.plugins.manager import hookimpl
 
 if TYPE_CHECKING:
     from hippo_core.dream.model import Pass
-    from hippo_core.events import Event
     from hippo_core.packs.evals_replay import Metered, Recording
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.events import Event
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -46,7 +46,7 @@ def run_eval(
     case cannot run as written, :class:`HippoError` for a pack without cases. A case
     that fails (the model, a replay miss, the dream) is a failed :class:`CaseResult`.
     """
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
     from hippo_core.workspace import Workspace, find_root
 
     here = find_root(Path.cwd())

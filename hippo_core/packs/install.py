@@ -39,7 +39,7 @@ from hippo_core.packs.vetting import check_installable, fetch_and_check, refuse_
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -94,7 +94,7 @@ def add(
     A pack whose source is a distribution carries code: ``confirm`` is asked first, and
     without a yes nothing is installed.
     """
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     name, wanted = parse_request(request)
     with changing_packs(workspace):
@@ -407,7 +407,7 @@ def _add_distribution(
 
 def _runs_from(workspace: Workspace, entry: Locked) -> Path:
     if entry.origin == "distribution":
-        from hippo_core.plugins import load_plugins
+        from hippo_core.plugins.manager import load_plugins
 
         source = load_plugins().packs().get(entry.name)
         return source.directory if source else workspace.packs_dir / entry.name

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from hippo_core.packs.survey import Found
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 

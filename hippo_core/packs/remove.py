@@ -20,7 +20,7 @@ from hippo_core.packs.lock import edited_files, read_lock, write_lock
 
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked
-    from hippo_core.plugins import PackSource
+    from hippo_core.plugins.manager import PackSource
     from hippo_core.workspace import Workspace
 
 
@@ -31,7 +31,7 @@ def remove(
 
     ``uninstall`` is asked whether pip should uninstall the distribution a pack runs from.
     """
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     folder_name(name)
     with changing_packs(workspace):

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from hippo_core.dream.model import Pass
     from hippo_core.packs.lock import Locked
     from hippo_core.packs.survey import Found, LeftOut, Survey
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 

@@ -22,7 +22,7 @@ from hippo_core.packs.manifest import MANIFEST, NAME_RULE
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
 
 TEMPLATES = Path(__file__).resolve().with_name("scaffold")
 PACK_FOLDER = "pack"

@@ -25,7 +25,7 @@ from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked
-    from hippo_core.plugins import PackSource, Plugins
+    from hippo_core.plugins.manager import PackSource, Plugins
     from hippo_core.workspace import Workspace
 
 THEMED = ("prompts", "personas")

@@ -27,7 +27,7 @@ from hippo_core.packs.registries import Say, quiet
 
 if TYPE_CHECKING:
     from hippo_core.packs.index import Release
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -36,7 +36,7 @@ def sync(
 ) -> tuple[list[str], list[str]]:
     """Install what the lock file records and is not here. Returns a line per pack (also
     given to ``done`` as each is settled) and the problems, a line each."""
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     lines: list[str] = []
     problems: list[str] = []

@@ -31,7 +31,7 @@ from hippo_core.packs.vetting import check_installable, fetch_and_check
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 
@@ -62,7 +62,7 @@ def update(
     ``request`` names, ``NAME`` or ``NAME==VERSION``) up to date. ``done`` gets a line per
     pack as it is settled (``decisions 0.1.0 -> 0.2.0``); the lines are returned too.
     """
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     lines: list[str] = []
 

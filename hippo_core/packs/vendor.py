@@ -16,7 +16,7 @@ from hippo_core.errors import HippoError, UsageError
 
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked
-    from hippo_core.plugins import PackSource, Plugins
+    from hippo_core.plugins.manager import PackSource, Plugins
     from hippo_core.workspace import Workspace
 
 

@@ -16,7 +16,7 @@ from hippo_core.packs.manifest import read_manifest
 if TYPE_CHECKING:
     from hippo_core.dream.packs import Pack
     from hippo_core.packs.index import Release
-    from hippo_core.plugins import Plugins
+    from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 
 

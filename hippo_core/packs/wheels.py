@@ -186,7 +186,7 @@ def _probe(name: str) -> None:
 
     from hippo_core.packs.manifest import read_manifest
     from hippo_core.packs.vetting import check_installable
-    from hippo_core.plugins import load_plugins
+    from hippo_core.plugins.manager import load_plugins
 
     answer: dict[str, str] = {}
     try:

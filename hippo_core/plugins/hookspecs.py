@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hippo_core.markers import hookspec
+from hippo_core.plugins.markers import hookspec
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,10 +31,10 @@ if TYPE_CHECKING:
         Reviewer,
         Validator,
     )
-    from hippo_core.events import Event
     from hippo_core.findings import Finding
     from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note
+    from hippo_core.plugins.events import Event
     from hippo_core.review_queues import ReviewQueue
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace

@@ -4,7 +4,7 @@
 They are pluggy's own format (an attribute ``hippo_spec`` or ``hippo_impl`` holding the
 options as a dictionary), so pluggy's plugin manager reads them as if pluggy had made them,
 but making them imports nothing: a plugin module costs an agent's hot path only its own
-code, and the hot path can read the marks without pluggy (:mod:`hippo_core.hotplugins`).
+code, and the hot path can read the marks without pluggy (:mod:`hippo_core.plugins.hot`).
 """
 
 from __future__ import annotations

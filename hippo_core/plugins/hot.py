@@ -3,7 +3,7 @@
 Importing pluggy (with :mod:`inspect` and :mod:`typing`, which it needs) costs an agent's
 hook three times the interpreter's start on the machines hippo is measured on
 (``bench/hook.py``), more than the hook's whole budget. So ``hippo hook ...`` and ``hippo
-context`` read the marks (:mod:`hippo_core.markers`) themselves, for plugins of the plain
+context`` read the marks (:mod:`hippo_core.plugins.markers`) themselves, for plugins of the plain
 shape nearly every plugin has: a module whose hook implementations are plain functions.
 Of each they check what pluggy checks when it registers one (the hook exists, or the
 implementation is marked optional; it asks only for the hook's arguments) and order the
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from types import FunctionType, ModuleType
 
-from hippo_core.markers import IMPL, SPEC
+from hippo_core.plugins.markers import IMPL, SPEC
 from hippo_core.records import Record
 
 TYPE_CHECKING = False

@@ -7,7 +7,7 @@ entry points or distributions it names. A plugin that fails to load is logged, l
 
 pluggy's plugin manager loads them, checks them and orders their hooks. The agent's hot
 path (``hippo hook ...``, ``hippo context``) cannot afford to import pluggy, so it loads the
-same plugins through :mod:`hippo_core.hotplugins`, which reads the same marks the same way
+same plugins through :mod:`hippo_core.plugins.hot`, which reads the same marks the same way
 and gives way to pluggy for any plugin it could read differently (``load_plugins(hot=True)``).
 """
 
@@ -17,9 +17,9 @@ import os
 import sys
 from importlib import import_module
 
-from hippo_core import hookspecs
 from hippo_core.errors import HippoError
-from hippo_core.markers import hookimpl
+from hippo_core.plugins import hookspecs
+from hippo_core.plugins.markers import hookimpl
 from hippo_core.records import Record
 from hippo_core.version import __version__
 
@@ -39,12 +39,12 @@ if TYPE_CHECKING:
         Reviewer,
         Validator,
     )
-    from hippo_core.events import Event
     from hippo_core.findings import Finding
-    from hippo_core.hookspecs import BackendFactory
-    from hippo_core.hotplugins import Impl
     from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note
+    from hippo_core.plugins.events import Event
+    from hippo_core.plugins.hookspecs import BackendFactory
+    from hippo_core.plugins.hot import Impl
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace import Workspace
 
@@ -252,18 +252,18 @@ class Plugins:
 
     def _ordered(self, hook: str) -> list[Impl]:
         """``hook``'s implementations as pluggy lists them, plugin by plugin as registered."""
-        from hippo_core import hotplugins
+        from hippo_core.plugins import hot
 
         impls: list[Impl] = []
         for name in self.origins:
             if name in BUILTIN_HOOKS and name not in self.read:
                 if hook not in BUILTIN_HOOKS[name]:
                     continue
-                found = hotplugins.implementations(import_module(name), name, _specs())
+                found = hot.implementations(import_module(name), name, _specs())
                 self.read[name] = list(found)
             for implemented, impl in self.read.get(name, ()):
                 if implemented == hook:
-                    hotplugins.add(impls, impl)
+                    hot.add(impls, impl)
         return impls
 
     def _origin(self, plugin_name: str) -> PluginInfo:
@@ -636,7 +636,7 @@ def _load() -> Plugins:
 def _load_hot() -> Plugins:
     """The same plugins as :func:`_load`, read without pluggy; pluggy's load if one of them
     (or a hook) is of a shape only pluggy reads right."""
-    from hippo_core import hotplugins
+    from hippo_core.plugins import hot
 
     plugins = Plugins()
     for name in DEFAULT_PLUGINS:
@@ -644,7 +644,7 @@ def _load_hot() -> Plugins:
     try:
         hooks = _specs()
         for point in _entry_points():
-            found = hotplugins.implementations(point.load(), point.name, hooks)
+            found = hot.implementations(point.load(), point.name, hooks)
             plugins.read[point.name] = list(found)
             plugins.origins[point.name] = PluginInfo(point.name, point.distribution, point.version)
     except Exception:  # GiveWay, or a plugin that fails to import: pluggy says it as it should
@@ -663,9 +663,9 @@ def hook_names() -> list[str]:
 def _specs() -> dict[str, tuple[str, ...]]:
     """The hooks and their arguments, as the hot path reads them from the hookspecs."""
     if not _SPECS:
-        from hippo_core import hotplugins
+        from hippo_core.plugins import hot
 
-        _SPECS.update(hotplugins.specs(hookspecs))
+        _SPECS.update(hot.specs(hookspecs))
     return _SPECS
 
 
@@ -674,7 +674,7 @@ def _entry_points() -> list[Any]:
     allowed = os.environ.get("HIPPO_LOAD_PLUGINS")
     if allowed is not None and not allowed.strip():
         return []
-    from hippo_core.entry_points import entry_points
+    from hippo_core.plugins.entry_points import entry_points
 
     wanted = _wanted(allowed)
     return [
