@@ -85,13 +85,13 @@ if TYPE_CHECKING:
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
     from hippo_core.packs.evals_result import CaseResult
     from hippo_core.packs.running import load_packs
-    from hippo_core.plugin_settings import settings_table, update_settings
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.manager import Plugins, load_plugins
     from hippo_core.plugins.markers import hookimpl
     from hippo_core.review import review_items
     from hippo_core.sessions import session_records
-    from hippo_core.settings import Settings
+    from hippo_core.settings.tables import settings_table, update_settings
+    from hippo_core.settings.values import Settings
     from hippo_core.terminal import labelled, printable
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
     from hippo_core.transcripts.privacy import redact_text
@@ -111,8 +111,8 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "The workspace and its settings": {
         "hippo_core.workspace": ("Workspace",),
-        "hippo_core.settings": ("Settings",),
-        "hippo_core.plugin_settings": ("settings_table", "update_settings"),
+        "hippo_core.settings.values": ("Settings",),
+        "hippo_core.settings.tables": ("settings_table", "update_settings"),
         "hippo_core.sessions": ("session_records",),
     },
     "Files and processes": {

@@ -49,7 +49,7 @@ class InitAction:
 def init_workspace(root: Path, *, force: bool = False) -> list[InitAction]:
     """Set up (or complete) the workspace at ``root``; returns what was done, path by path."""
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.settings_schema import settings_template
+    from hippo_core.settings.schema import settings_template
 
     check_folder_name(os.fspath(root))
     actions: list[InitAction] = []
@@ -101,7 +101,7 @@ def _own_recall(root: Path) -> dict[str, float] | None:
     from hippo_core.dream.measure import measure_context
     from hippo_core.files.home import index_path
     from hippo_core.index.derived import write_derived
-    from hippo_core.settings import LoadedSettings, Settings
+    from hippo_core.settings.values import LoadedSettings, Settings
 
     index = index_path()
     if not index.exists():

@@ -1,7 +1,7 @@
 """Whether the workspace can use a setting's new value: what ``hippo config set`` checks
 beyond the file's schema, so that it refuses every value a later command would refuse.
 
-The schema (:mod:`hippo_core.settings_schema`) knows a value's type and range; these checks
+The schema (:mod:`hippo_core.settings.schema`) knows a value's type and range; these checks
 need the workspace and its plugins: the backends registered, the themes installed, the
 registries' locations.
 """
@@ -16,7 +16,7 @@ from hippo_core.errors import UsageError
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.settings import Settings
+    from hippo_core.settings.values import Settings
 
 
 def check_value(root: str, plugins: Plugins, key: str, settings: Settings, shown_as: str) -> None:
@@ -67,7 +67,7 @@ def _registries(root: str, plugins: Plugins, settings: Settings) -> str:
 def _themes(root: str, plugins: Plugins, settings: Settings) -> str:
     from hippo_core.packs.files import PackError
     from hippo_core.packs.survey import survey
-    from hippo_core.settings import LoadedSettings
+    from hippo_core.settings.values import LoadedSettings
     from hippo_core.workspace import Workspace
 
     try:

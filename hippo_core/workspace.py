@@ -8,7 +8,7 @@ from functools import cached_property
 from hippo_core.errors import HippoError
 from hippo_core.locate import HIPPO_DIR, shown_name, utf8_name
 from hippo_core.locate import find_root as _find_root
-from hippo_core.settings_file import SETTINGS_FILE, load_settings
+from hippo_core.settings.file import SETTINGS_FILE, load_settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from hippo_core.notes.index import NotesIndex
     from hippo_core.notes.store import NoteSet
-    from hippo_core.settings import LoadedSettings, Settings
+    from hippo_core.settings.values import LoadedSettings, Settings
 
 
 #: How many notes a call an agent waits for (its hooks, ``hippo context``) stats to keep

@@ -34,7 +34,7 @@ HEAVY = ("typer", "typer._click", "click", "sqlalchemy", "pydantic", "jinja2", "
 HOT = (*HEAVY, "pluggy", "dataclasses", "typing", "inspect", "pathlib", "sqlite3.dbapi2")
 #: What a later prompt of a session, which prints nothing, avoids on top: it has its answer
 #: from the session record before the workspace is opened.
-LATER_PROMPT = (*HOT, "hippo_core.workspace", "hippo_core.settings", "contextlib")
+LATER_PROMPT = (*HOT, "hippo_core.workspace", "hippo_core.settings.values", "contextlib")
 INGEST = (
     *HEAVY,
     "pluggy",

@@ -274,7 +274,7 @@ def test_every_commented_default_of_the_template_is_toml_once_uncommented():
     import re
     import tomllib
 
-    from hippo_core.settings_schema import settings_template
+    from hippo_core.settings.schema import settings_template
 
     lines = re.findall(r"^# (\w+ = .*?)(?:  # .*)?$", settings_template(), re.M)
     assert len(lines) > 15

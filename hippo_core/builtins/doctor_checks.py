@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
     from hippo_core.findings import Finding
     from hippo_core.notes.lint import lint_notes
-    from hippo_core.plugin_settings import placed, unknown_tables
     from hippo_core.plugins.manager import load_plugins
+    from hippo_core.settings.tables import placed, unknown_tables
 
     settings = workspace.relative(workspace.settings_path)
     plugins = load_plugins()

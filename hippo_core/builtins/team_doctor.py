@@ -18,7 +18,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 def _password_in_settings(workspace: Workspace) -> list[Finding]:
     from hippo_core.findings import Finding
-    from hippo_core.url_passwords import PASSWORD_ADVICE, has_password
+    from hippo_core.settings.url_passwords import PASSWORD_ADVICE, has_password
 
     if not has_password(workspace.settings.index_url):
         return []

@@ -102,8 +102,8 @@ def _no_model(workspace: Workspace) -> str:
 
 
 def settings(workspace: Workspace) -> Triggers:
-    from hippo_core.plugin_settings import settings_table
     from hippo_core.plugins.manager import load_plugins
+    from hippo_core.settings.tables import settings_table
 
     found, _warnings = settings_table(workspace, load_plugins(), TABLE)
     return found  # type: ignore[no-any-return]

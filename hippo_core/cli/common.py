@@ -117,8 +117,8 @@ def current_workspace(*, warn: bool = True) -> Workspace:
 
     found = Workspace.find()
     if warn and found.loaded.warnings:
-        from hippo_core.plugin_settings import placed
         from hippo_core.plugins.manager import load_plugins
+        from hippo_core.settings.tables import placed
 
         for line in placed(found.loaded.warnings, load_plugins()):
             say(f"warning: {line}")

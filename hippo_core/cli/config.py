@@ -8,7 +8,7 @@ from hippo_core.cli.common import HippoCommand, command_group, current_workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.settings import Settings
+    from hippo_core.settings.values import Settings
     from hippo_core.workspace import Workspace
 
 app = command_group("Read and change workspace settings.")
@@ -19,13 +19,13 @@ def get(key: str = typer.Argument(..., metavar="KEY", help="The setting's name."
     """Print a setting's value (its default when the file does not set it)."""
     import tomlkit
 
-    from hippo_core.settings_schema import get_setting
+    from hippo_core.settings.schema import get_setting
 
     here = current_workspace()
     _whole(key)
     if "." in key or _plugin_table(key):  # triggers.on_compact, sleep.model.url, sleep
-        from hippo_core.plugin_settings import get_plugin_setting
         from hippo_core.plugins.manager import load_plugins
+        from hippo_core.settings.tables import get_plugin_setting
 
         value = get_plugin_setting(here, load_plugins(), key)
     else:
@@ -51,14 +51,14 @@ def set_(
 
     KEY is a setting (budget_bytes) or a key of a plugin's table (triggers.on_compact).
     """
-    from hippo_core.settings_schema import set_setting
+    from hippo_core.settings.schema import set_setting
 
     found = current_workspace()
     shown = found.relative(found.settings_path)
     _whole(key)
     if "." in key:
-        from hippo_core.plugin_settings import get_plugin_setting, set_plugin_setting
         from hippo_core.plugins.manager import load_plugins
+        from hippo_core.settings.tables import get_plugin_setting, set_plugin_setting
         from hippo_core.workspace import Workspace
 
         plugins = load_plugins()
@@ -93,7 +93,7 @@ def _changed(found: Workspace, key: str, old: object, new: object) -> None:
 def _plugin_table(key: str) -> bool:
     """Whether ``key`` is a whole table a plugin owns (``sleep``)."""
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.settings_schema import KNOWN_KEYS
+    from hippo_core.settings.schema import KNOWN_KEYS
 
     return key not in KNOWN_KEYS and key in load_plugins().settings_tables()
 
@@ -102,9 +102,9 @@ def _misplaced(key: str, how: str) -> None:
     """A key of a plugin's table given at the top level (``max_attempts``): one line naming
     the table it belongs to, and the command with its dotted name."""
     from hippo_core.errors import UsageError
-    from hippo_core.plugin_settings import every_key
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.settings_schema import KNOWN_KEYS
+    from hippo_core.settings.schema import KNOWN_KEYS
+    from hippo_core.settings.tables import every_key
 
     if key in KNOWN_KEYS:
         return
@@ -119,7 +119,7 @@ def _misplaced(key: str, how: str) -> None:
 def _whole(key: str) -> None:
     """A key inside one of hippo's own tables (``openai.url``) is set with its table."""
     from hippo_core.errors import UsageError
-    from hippo_core.settings_schema import KNOWN_KEYS
+    from hippo_core.settings.schema import KNOWN_KEYS
 
     table = key.partition(".")[0]
     if "." in key and table in KNOWN_KEYS:

@@ -46,7 +46,7 @@ BATCH, TURN_BATCH = 200, 1000
 
 def configured_url(workspace: Workspace | None) -> str:
     """The team index's URL: ``HIPPO_INDEX_URL``, else the workspace's ``index_url``."""
-    from hippo_core.index_url import index_url_problem
+    from hippo_core.settings.index_url import index_url_problem
 
     found = os.environ.get(ENV, "").strip()
     if found:

@@ -26,7 +26,7 @@ def turn_off(workspace: Workspace, name: str) -> None:
 
 
 def _set_disabled(workspace: Workspace, names: list[str]) -> None:
-    from hippo_core.settings_schema import set_setting
+    from hippo_core.settings.schema import set_setting
 
     if names == list(workspace.settings.disabled_packs):
         return

@@ -23,7 +23,7 @@ from hippo_core.packs.archive import MAX_BYTES, FetchError, is_url, read_bytes, 
 from hippo_core.packs.index import Index, Registry, parse_index
 
 if TYPE_CHECKING:
-    from hippo_core.settings import Settings
+    from hippo_core.settings.values import Settings
 
 FIRST_PARTY = "hippo"
 """The label of hippo's own index, in messages, ``--registry`` and the lock file."""

@@ -50,7 +50,7 @@ def settings_table(workspace: Workspace, plugins: Plugins, name: str) -> tuple[A
     try:
         validated = model.model_validate(cleaned)
     except ValidationError as exc:
-        from hippo_core.settings_schema import error_line
+        from hippo_core.settings.schema import error_line
 
         raise HippoError(error_line(exc, cleaned, SHOWN_AS, (name,))) from None
     for dotted, given, read in moved(validated, cleaned, name):
@@ -216,7 +216,7 @@ def set_plugin_setting(
 ) -> None:
     """Set a plugin table's dotted ``key`` to the TOML value ``text`` in the settings file,
     keeping its comments; checked by the plugin's model first, nothing written when wrong."""
-    from hippo_core.settings_schema import parse_value
+    from hippo_core.settings.schema import parse_value
 
     update_settings(workspace, plugins, {key: parse_value(text)}, shown_as=shown_as)
 
@@ -231,7 +231,7 @@ def update_settings(
     import tomlkit
 
     from hippo_core.files.atomic import atomic_write
-    from hippo_core.settings_schema import dumped, error_line, parse_toml, refuse_nul
+    from hippo_core.settings.schema import dumped, error_line, parse_toml, refuse_nul
 
     settings_path = workspace.settings_path
     raw = settings_path.read_bytes() if settings_path.exists() else b""

@@ -1,7 +1,7 @@
 """Workspace settings as the rest of hippo uses them: frozen values, defaults filled in.
 
-The file they come from is read by :mod:`hippo_core.settings_file` and validated by
-:mod:`hippo_core.settings_schema`. These are :class:`~hippo_core.records.Record` values
+The file they come from is read by :mod:`hippo_core.settings.file` and validated by
+:mod:`hippo_core.settings.schema`. These are :class:`~hippo_core.records.Record` values
 rather than dataclasses: every agent hook reads them, and dataclasses cost it an import.
 """
 

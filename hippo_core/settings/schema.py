@@ -18,7 +18,7 @@ from tomlkit.exceptions import ParseError
 from hippo_core.errors import HippoError, UsageError
 from hippo_core.files.atomic import atomic_write
 from hippo_core.records import Record
-from hippo_core.settings import LoadedSettings, Settings
+from hippo_core.settings.values import LoadedSettings, Settings
 
 
 def _inside(value: str) -> str:
@@ -35,7 +35,7 @@ def _markdown(value: str) -> str:
 
 
 def _index_url(value: str) -> str:
-    from hippo_core.index_url import index_url_problem
+    from hippo_core.settings.index_url import index_url_problem
 
     problem = index_url_problem(value)
     if problem:
@@ -328,7 +328,7 @@ def set_setting(
     document = parse_toml(raw, shown_as)
     value = parse_value(text)
     if key == "index_url" and isinstance(value, str):
-        from hippo_core.url_passwords import PASSWORD_ADVICE, has_password
+        from hippo_core.settings.url_passwords import PASSWORD_ADVICE, has_password
 
         if has_password(value):
             raise UsageError(

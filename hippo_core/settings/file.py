@@ -1,6 +1,6 @@
 """Reading ``.hippo/settings.toml``: validated once, then read from a cache.
 
-Validating needs pydantic and tomlkit (:mod:`hippo_core.settings_schema`), which the agent's
+Validating needs pydantic and tomlkit (:mod:`hippo_core.settings.schema`), which the agent's
 hot path cannot afford to import, so the validated result is cached, keyed by the file's
 bytes; the hot path reads the cache.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from hippo_core.errors import HippoError
 from hippo_core.files.cache import read_cache, write_cache
-from hippo_core.settings import LoadedSettings, Settings
+from hippo_core.settings.values import LoadedSettings, Settings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def load_settings(
             return _from_payload(cached)
         except (TypeError, ValueError):
             pass
-    from hippo_core.settings_schema import validate_settings
+    from hippo_core.settings.schema import validate_settings
 
     loaded = validate_settings(raw, shown_as=shown_as)
     write_cache(cache_path, key, _to_payload(loaded))
