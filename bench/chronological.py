@@ -186,8 +186,8 @@ class OneBag:
 
     def rank(self, task: str, history: dict[str, float] | None) -> list[str]:
         """``bm25`` (``history`` None) or ``history`` as relevance.rank fused them."""
+        from hippo_core.context.relevance import MAX_RELEVANT, fuse
         from hippo_core.notes.terms import terms
-        from hippo_core.relevance import MAX_RELEVANT, fuse
 
         scores = self.scored(terms(task))
         order = sorted(scores, key=lambda p: (-scores[p][0], -scores[p][1], -self.updated[p], p))
@@ -262,8 +262,8 @@ def message(commit: dict) -> str:
 
 def replay(data: Path) -> dict[str, list[tuple[float, float]]]:
     """recall@5 and MRR@5 of each ranking, task by task, on ``data`` replayed in date order."""
+    from hippo_core.context.relevance import SETTINGS, history_scores, relevant_paths
     from hippo_core.notes.terms import terms
-    from hippo_core.relevance import SETTINGS, history_scores, relevant_paths
 
     found: dict[str, list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:

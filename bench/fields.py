@@ -103,7 +103,7 @@ class Fielded:
         self, wanted: tuple[str, ...], c: Candidate, history: dict[str, float] | None
     ) -> list[str]:
         """``bm25`` (no ``history``) or ``history`` under candidate ``c``."""
-        from hippo_core.relevance import fuse
+        from hippo_core.context.relevance import fuse
 
         wt, kt, bt, wh, k1, b = c
         title = self.sums(wanted, 0, kt, bt)
@@ -137,9 +137,9 @@ def measure(name: str, candidates: list[Candidate]) -> dict[Candidate, tuple[Rat
 
     from chronological import workspace_of
 
+    from hippo_core.context.relevance import history_scores, relevant_paths
     from hippo_core.notes.fields import FIELDS
     from hippo_core.notes.terms import terms
-    from hippo_core.relevance import history_scores, relevant_paths
 
     data = DATA / name
     with tempfile.TemporaryDirectory() as tmp:

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Each module and the test files a developer changing it would run.
 MODULES: dict[str, tuple[str, ...]] = {
-    "hippo_core/budget.py": (
+    "hippo_core/context/budget.py": (
         "test_context",
         "test_hooks",
         "test_plugins",

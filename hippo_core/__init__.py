@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hippo_core.agent_env import without_agent
-    from hippo_core.budget import ContextBlock, ContextPart, OverBudget
     from hippo_core.cli.common import (
         JSON_OPTION,
         command_group,
@@ -29,7 +28,8 @@ if TYPE_CHECKING:
         subcommand,
     )
     from hippo_core.clock import now, utc_now
-    from hippo_core.context import build_context
+    from hippo_core.context.budget import ContextBlock, ContextPart, OverBudget
+    from hippo_core.context.build import build_context
     from hippo_core.deciders import acting_now, at_terminal, describe_decider, same_author
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
@@ -129,8 +129,8 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.notes.edit": ("note_digest", "EditError"),
         "hippo_core.notes.text": ("split_frontmatter",),
         "hippo_core.notes.watch": ("keep_fresh",),
-        "hippo_core.budget": ("ContextPart", "ContextBlock", "OverBudget"),
-        "hippo_core.context": ("build_context",),
+        "hippo_core.context.budget": ("ContextPart", "ContextBlock", "OverBudget"),
+        "hippo_core.context.build": ("build_context",),
         "hippo_core.findings": ("Finding",),
     },
     "The dream's model types": {

@@ -182,7 +182,7 @@ def _cwd(payload: dict[str, Any]) -> str | None:
 
 def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
     from hippo_core import sessions
-    from hippo_core.budget import fit
+    from hippo_core.context.budget import fit
     from hippo_core.plugins.manager import load_plugins
 
     source = str(payload.get("source") or payload.get("trigger") or "startup")
@@ -205,7 +205,7 @@ def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[s
 
 def _prompt(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
     from hippo_core import sessions
-    from hippo_core.budget import fit
+    from hippo_core.context.budget import fit
     from hippo_core.plugins.manager import load_plugins
     from hippo_core.transcripts.privacy import is_private_session, redact
 

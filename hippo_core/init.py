@@ -76,7 +76,7 @@ def _relevance(root: Path) -> dict[str, tuple[str, list[str]]] | None:
     """The ``relevance`` a new settings file gets, with why: the setting that found most on
     the public retrieval sets, when it beats the specification's rule there and, if this
     folder's own sessions can say (``hippo eval context``), on them too. None: the rule."""
-    from hippo_core.relevance import MIN_TASKS, PUBLIC_RECALL, SETTINGS
+    from hippo_core.context.relevance import MIN_TASKS, PUBLIC_RECALL, SETTINGS
 
     rule = SETTINGS[0]
     best = max(PUBLIC_RECALL, key=PUBLIC_RECALL.__getitem__)

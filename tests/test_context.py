@@ -7,7 +7,7 @@ from pathlib import Path
 
 from hippo_core import Workspace
 from hippo_core.builtins.context_parts import task_words
-from hippo_core.context import build_context
+from hippo_core.context.build import build_context
 
 from .conftest import HippoRunner, WorkspaceMaker
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hippo_core import Workspace
-from hippo_core.relevance import relevant_paths
+from hippo_core.context.relevance import relevant_paths
 from hippo_core.transcripts.privacy import model_call_line
 
 from .claude_factory import ClaudeSession

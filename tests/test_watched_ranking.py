@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from hippo_core import Workspace
+from hippo_core.context.relevance import relevant_paths
 from hippo_core.notes import postings, watched
 from hippo_core.notes.postings import TermNotes
 from hippo_core.notes.terms import terms as stems
-from hippo_core.relevance import relevant_paths
 
 from .claude_factory import ClaudeSession
 from .conftest import HippoRunner, WorkspaceMaker

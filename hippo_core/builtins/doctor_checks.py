@@ -102,7 +102,7 @@ def _unreadable_names(workspace: Workspace) -> list[Finding]:
 
 
 def _budgets(workspace: Workspace) -> list[Finding]:
-    from hippo_core.context import build_context
+    from hippo_core.context.build import build_context
     from hippo_core.findings import Finding
 
     findings = []

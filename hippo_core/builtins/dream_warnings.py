@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from hippo_core.budget import ContextPart
+from hippo_core.context.budget import ContextPart
 from hippo_core.locate import HIPPO_DIR
 from hippo_core.plugins.manager import hookimpl
 

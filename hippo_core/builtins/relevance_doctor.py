@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    from hippo_core.context.relevance import MIN_TASKS, SUGGEST_GAIN
     from hippo_core.dream.measure import measure_context
     from hippo_core.errors import HippoError
     from hippo_core.findings import Finding
-    from hippo_core.relevance import MIN_TASKS, SUGGEST_GAIN
 
     try:
         found = measure_context(workspace, baseline=False, latest=LATEST)

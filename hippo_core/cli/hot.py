@@ -82,8 +82,8 @@ def read_options(args: list[str], options: dict[str, type]) -> dict[str, object]
 
 def context(task: str | None, session: str | None, budget: int | None) -> int:
     """Print the block on stdout and what was left out on stderr; the exit code."""
-    from hippo_core.budget import check_budget
-    from hippo_core.context import build_context
+    from hippo_core.context.budget import check_budget
+    from hippo_core.context.build import build_context
     from hippo_core.plugins.manager import load_plugins
     from hippo_core.workspace import LOOKS, Workspace
 

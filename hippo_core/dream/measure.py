@@ -178,7 +178,7 @@ def relevance_rankers(workspace: Workspace) -> dict[str, Ranker]:
     words in their title and headings), ``bm25`` (terms of the whole note) and ``history``
     (bm25 with the notes past sessions opened: only the sessions that started before the
     task's own, their recency reckoned from its start; none when its start is unknown)."""
-    from hippo_core.relevance import SETTINGS, relevant_paths
+    from hippo_core.context.relevance import SETTINGS, relevant_paths
 
     def ranker(setting: str) -> Ranker:
         if setting != "history":

@@ -87,7 +87,7 @@ class ContextArguments(ToolArguments):
 
 
 def context(workspace: Workspace, given: ContextArguments) -> str:
-    from hippo_core.context import build_context
+    from hippo_core.context.build import build_context
 
     block = build_context(workspace, task=given.task, session=given.session, budget=given.budget)
     return block.text + "".join(f"{omission.render()}\n" for omission in block.omitted)

@@ -15,7 +15,7 @@ A hook that ranks by BM25 (``relevance = "bm25"`` or ``"history"``) then asks th
 to rank too: the watcher keeps what that reads warm, each task word's notes in memory in
 order of their weight (:mod:`hippo_core.notes.postings`) and the transcript index open,
 and answers with the notes the hook would have found, in the same order
-(:func:`hippo_core.relevance.rank` does it on both sides).
+(:func:`hippo_core.context.relevance.rank` does it on both sides).
 
 The hook asks only when the socket is there, and scans as before when no watcher answers,
 answers anything else or takes longer than :data:`ASK_SECONDS`: correct with no watcher,
@@ -271,9 +271,9 @@ class NotesWatcher:
         and for the history ranking its transcript index, notes roots, whether the team's
         sessions count and the hook's clock): :data:`RANKED` and the notes; plain
         :data:`FRESH` when it cannot rank here, and the hook ranks."""
+        from hippo_core.context.relevance import rank, scores_from
         from hippo_core.files import jsontext
         from hippo_core.notes.postings import TermNotes
-        from hippo_core.relevance import rank, scores_from
 
         index = self.index
         try:

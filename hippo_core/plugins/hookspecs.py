@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from hippo_core.budget import ContextPart
+    from hippo_core.context.budget import ContextPart
     from hippo_core.dream.model import (
         Applier,
         Chunk,
@@ -101,7 +101,7 @@ def hippo_context_parts(
     """Contribute parts of the context block for a session starting in ``workspace``.
 
     Called by ``hippo context`` (and the session hooks) with the session id and the task
-    given, each possibly None. Returns a list of :class:`~hippo_core.budget.ContextPart`;
+    given, each possibly None. Returns a list of :class:`~hippo_core.context.budget.ContextPart`;
     hippo sorts every plugin's parts by ``order`` and fits the optional ones to the budget.
     A part's text may be a function that makes it: it is called only when the part is
     needed (the session-start hook prints only required parts, the prompt hook only

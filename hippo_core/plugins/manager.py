@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     import pluggy
 
-    from hippo_core.budget import ContextPart
+    from hippo_core.context.budget import ContextPart
     from hippo_core.dream.model import (
         Applier,
         ProposalKind,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hippo_core.budget import ContextBlock, check_budget, fit
+from hippo_core.context.budget import ContextBlock, check_budget, fit
 from hippo_core.plugins.manager import Plugins, load_plugins
 
 TYPE_CHECKING = False
