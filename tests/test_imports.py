@@ -268,3 +268,26 @@ def test_history_relevance_with_a_watcher_imports_no_heavy_library(
     finally:
         serving.stop()
     assert hooks_log() == ""
+
+
+def test_every_module_this_file_names_exists() -> None:
+    """A module moved or renamed while this file kept its old name would make the checks
+    above pass for nothing: every ``hippo_core...`` name written here is a module, not a
+    package (whose ``__init__`` holds nothing to avoid)."""
+    import importlib.util
+    import re
+
+    tree = ast.parse(Path(__file__).read_text(encoding="utf-8"))
+    named = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"hippo_core(\.\w+)+", node.value)
+    }
+    assert {"hippo_core.dream.model", "hippo_core.index.store"} <= named
+    specs = {name: importlib.util.find_spec(name) for name in sorted(named)}
+    missing = [name for name, spec in specs.items() if spec is None]
+    assert not missing, f"no such module: {missing}"
+    packages = [name for name, spec in specs.items() if spec and spec.submodule_search_locations]
+    assert not packages, f"packages, not modules: {packages}"
