@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -136,6 +137,39 @@ def clean_env(home: Path | None = None, **extra: str) -> dict[str, str]:
         env["HOME"] = str(home)
         env["HIPPO_HOME"] = str(home / "hippo")
     return {**env, **extra}
+
+
+#: What ``hippo review`` asks a person, and the code it shows.
+PERSON_CODE = re.compile(rb"type the code ([A-Z0-9]{4}) and press Enter: ")
+
+
+def as_a_person(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str, float]:
+    """Run ``argv`` on a pseudo-terminal and type back the code ``hippo review`` shows, as a
+    person at her keyboard does (what only a person may approve lands): its exit code, what
+    it printed (standard error included, lines ending in ``\\n``) and its CPU seconds."""
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cwd)
+        os.execve(argv[0], argv, env)
+    said, typed = b"", False
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # the terminal closed when the command ended
+            break
+        if not chunk:
+            break
+        said += chunk
+        found = PERSON_CODE.search(said)
+        if found and not typed:
+            typed = True
+            os.write(fd, found.group(1) + b"\n")
+    _, status, usage = os.wait4(pid, 0)
+    os.close(fd)
+    text = said.decode("utf-8", "replace").replace("\r\n", "\n")
+    return os.waitstatus_to_exitcode(status), text, usage.ru_utime + usage.ru_stime
 
 
 def say(line: str) -> None:

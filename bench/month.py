@@ -54,7 +54,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from harness import ROOT, clean_env, floor, installed_hippo, say
+from harness import ROOT, as_a_person, clean_env, floor, installed_hippo, say
 from month_book import MEMBERS, NOTES, TASKS, Book, Plan
 
 sys.path.insert(0, str(ROOT))
@@ -123,40 +123,13 @@ def call(argv: list[str], env: dict[str, str], cwd: Path, stdin: str | None = No
         )
 
 
-#: What ``hippo review`` asks a person, and the code it shows.
-CODE = re.compile(rb"type the code ([A-Z0-9]{4}) and press Enter: ")
-
-
 def at_terminal(argv: list[str], env: dict[str, str], cwd: Path) -> Done:
-    """Run ``argv`` on a pseudo-terminal and type back the code hippo shows, as a person at
-    her keyboard does: what only a person may approve (a core from one fragment) lands. What
-    it printed, standard error included, is ``out``."""
-    import pty
-
+    """Run ``argv`` as a person at her terminal (:func:`harness.as_a_person`): what only a
+    person may approve (a core from one fragment) lands. What it printed, standard error
+    included, is ``out``."""
     began = time.perf_counter()
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(cwd)
-        os.execve(argv[0], argv, env)
-    said, typed = b"", False
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # the terminal closed when the command ended
-            break
-        if not chunk:
-            break
-        said += chunk
-        found = CODE.search(said)
-        if found and not typed:
-            typed = True
-            os.write(fd, found.group(1) + b"\n")
-    _, status, usage = os.wait4(pid, 0)
-    os.close(fd)
-    text = said.decode(errors="replace").replace("\r\n", "\n")
-    wall = time.perf_counter() - began
-    cpu = usage.ru_utime + usage.ru_stime
-    return Done(os.waitstatus_to_exitcode(status), text, "", cpu, wall)
+    code, text, cpu = as_a_person(argv, cwd, env)
+    return Done(code, text, "", cpu, time.perf_counter() - began)
 
 
 @dataclass

@@ -23,16 +23,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import pty
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from harness import as_a_person
+
 DAY = 86_400
 START = 1_800_000_000  # a fixed clock (HIPPO_NOW): 2027-01-15, the same figures every run
-CODE = re.compile(rb"type the code ([A-Z0-9]{4}) and press Enter: ")
 #: One day's fragments: a topic with three of them, a one-off, and every few days a verbatim.
 TOPICS = ("deploy", "billing", "on-call", "search", "ci", "docs", "auth")
 
@@ -64,25 +63,8 @@ def hippo(root: Path, now: float, *args: str, **extra: str) -> subprocess.Comple
 
 def as_person(root: Path, now: float, *args: str) -> str:
     """``hippo ARGS`` on a pseudo-terminal, the code typed back."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.chdir(root)
-        os.execve(sys.executable, [sys.executable, "-m", "hippo_core", *args], env(root, now))
-    said, typed = b"", False
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        said += chunk
-        found = CODE.search(said)
-        if found and not typed:
-            typed = True
-            os.write(fd, found.group(1) + b"\n")
-    os.waitpid(pid, 0)
-    return said.decode("utf-8", "replace")
+    argv = [sys.executable, "-m", "hippo_core", *args]
+    return as_a_person(argv, root, env(root, now))[1]
 
 
 def night(
