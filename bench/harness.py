@@ -204,17 +204,29 @@ class Sample:
         return statistics.median(self.wall)
 
 
-def run(
+@dataclass
+class Ran:
+    """One child's run: its exit code, what it wrote, its CPU and wall seconds, peak RSS."""
+
+    rc: int
+    out: str
+    err: str
+    cpu: float
+    wall: float
+    rss: int
+
+
+def spawn(
     argv: list[str | Path],
     *,
     cwd: Path | None = None,
     env: dict[str, str] | None = None,
     stdin: str | None = None,
-) -> tuple[float, float, int, str]:
-    """Run ``argv`` once: its CPU seconds, wall seconds, peak RSS (KiB) and stdout.
+) -> Ran:
+    """Run ``argv`` once and measure it: its CPU time is the child's own (``os.wait4``).
 
     Stdin, stdout and stderr are files, not pipes: nothing in this process runs while the
-    child does. Exits with the child's stderr when it fails."""
+    child does."""
     with (
         tempfile.TemporaryFile() as given,
         tempfile.TemporaryFile() as out,
@@ -234,15 +246,28 @@ def run(
         )
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
-        child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
         text, problem = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    if child.returncode != 0:
-        command = " ".join(str(part) for part in argv)
-        raise SystemExit(f"{command} exited with {child.returncode}:\n{problem.strip()[-2000:]}")
     rss = usage.ru_maxrss // 1024 if sys.platform == "darwin" else usage.ru_maxrss  # to KiB
-    return usage.ru_utime + usage.ru_stime, wall, rss, text
+    cpu = usage.ru_utime + usage.ru_stime
+    return Ran(os.waitstatus_to_exitcode(status), text, problem, cpu, wall, rss)
+
+
+def run(
+    argv: list[str | Path],
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    stdin: str | None = None,
+) -> tuple[float, float, int, str]:
+    """Run ``argv`` once (:func:`spawn`): its CPU seconds, wall seconds, peak RSS (KiB) and
+    stdout. Exits with the child's stderr when it fails."""
+    ran = spawn(argv, cwd=cwd, env=env, stdin=stdin)
+    if ran.rc != 0:
+        command = " ".join(str(part) for part in argv)
+        raise SystemExit(f"{command} exited with {ran.rc}:\n{ran.err.strip()[-2000:]}")
+    return ran.cpu, ran.wall, ran.rss, ran.out
 
 
 def measure(

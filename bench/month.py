@@ -44,7 +44,6 @@ import random
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -54,7 +53,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from harness import ROOT, as_a_person, clean_env, floor, installed_hippo, say
+from harness import ROOT, as_a_person, clean_env, floor, installed_hippo, say, spawn
 from month_book import MEMBERS, NOTES, TASKS, Book, Plan
 
 sys.path.insert(0, str(ROOT))
@@ -91,36 +90,9 @@ class Done:
 
 
 def call(argv: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None) -> Done:
-    """Run ``argv``; its CPU time is the child's own (``os.wait4``), as bench/harness.py
-    measures. Input and output go through files, so nothing here runs while it does."""
-    with (
-        tempfile.TemporaryFile() as given,
-        tempfile.TemporaryFile() as out,
-        tempfile.TemporaryFile() as err,
-    ):
-        if stdin is not None:
-            given.write(stdin.encode())
-            given.seek(0)
-        began = time.perf_counter()
-        child = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=given if stdin is not None else subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-        )
-        _, status, usage = os.wait4(child.pid, 0)
-        wall = time.perf_counter() - began
-        out.seek(0)
-        err.seek(0)
-        return Done(
-            os.waitstatus_to_exitcode(status),
-            out.read().decode(errors="replace"),
-            err.read().decode(errors="replace"),
-            usage.ru_utime + usage.ru_stime,
-            wall,
-        )
+    """Run ``argv`` as bench/harness.py measures a child (:func:`harness.spawn`)."""
+    ran = spawn(list(argv), cwd=cwd, env=env, stdin=stdin)
+    return Done(ran.rc, ran.out, ran.err, ran.cpu, ran.wall)
 
 
 def at_terminal(argv: list[str], env: dict[str, str], cwd: Path) -> Done:
