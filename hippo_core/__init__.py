@@ -20,6 +20,11 @@ if TYPE_CHECKING:
     from typing import Any
 
     from hippo_core.agent_env import without_agent
+    from hippo_core.base.clock import now, utc_now
+    from hippo_core.base.errors import HippoError, UsageError
+    from hippo_core.base.findings import Finding
+    from hippo_core.base.outbound import outbound_opener, outbound_url_problem, shown_url
+    from hippo_core.base.terminal import labelled, printable
     from hippo_core.cli.common import (
         JSON_OPTION,
         command_group,
@@ -27,7 +32,6 @@ if TYPE_CHECKING:
         print_json,
         subcommand,
     )
-    from hippo_core.clock import now, utc_now
     from hippo_core.context.budget import ContextBlock, ContextPart, OverBudget
     from hippo_core.context.build import build_context
     from hippo_core.deciders import acting_now, at_terminal, describe_decider, same_author
@@ -65,13 +69,11 @@ if TYPE_CHECKING:
         record_proposal,
     )
     from hippo_core.dream.render import render_prompt
-    from hippo_core.errors import HippoError, UsageError
     from hippo_core.files.atomic import atomic_write
     from hippo_core.files.jsonfiles import json_objects_in, read_json_object
     from hippo_core.files.locks import file_lock
     from hippo_core.files.owner_only import owner_only_append, owner_only_write
     from hippo_core.files.processes import process_alive
-    from hippo_core.findings import Finding
     from hippo_core.forgetting import forget_text
     from hippo_core.mcp.server import mcp_server
     from hippo_core.mcp.tool import Tool, ToolArguments
@@ -79,7 +81,6 @@ if TYPE_CHECKING:
     from hippo_core.notes.note import Note
     from hippo_core.notes.text import split_frontmatter
     from hippo_core.notes.watch import keep_fresh
-    from hippo_core.outbound import outbound_opener, outbound_url_problem, shown_url
     from hippo_core.packs.evals import case_folder
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
@@ -92,7 +93,6 @@ if TYPE_CHECKING:
     from hippo_core.sessions import session_records
     from hippo_core.settings.tables import settings_table, update_settings
     from hippo_core.settings.values import Settings
-    from hippo_core.terminal import labelled, printable
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
     from hippo_core.transcripts.privacy import redact_text
     from hippo_core.workspace import Workspace
@@ -106,7 +106,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.plugins.markers": ("hookimpl",),
         "hippo_core.plugins.manager": ("load_plugins", "Plugins"),
         "hippo_core.plugins.events": ("Event",),
-        "hippo_core.errors": ("HippoError", "UsageError"),
+        "hippo_core.base.errors": ("HippoError", "UsageError"),
         "hippo_core.version": ("__version__",),
     },
     "The workspace and its settings": {
@@ -121,7 +121,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.files.locks": ("file_lock",),
         "hippo_core.files.jsonfiles": ("read_json_object", "json_objects_in"),
         "hippo_core.files.processes": ("process_alive",),
-        "hippo_core.clock": ("now", "utc_now"),
+        "hippo_core.base.clock": ("now", "utc_now"),
         "hippo_core.transcripts.privacy": ("redact_text",),
     },
     "Notes and the context block": {
@@ -131,7 +131,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.notes.watch": ("keep_fresh",),
         "hippo_core.context.budget": ("ContextPart", "ContextBlock", "OverBudget"),
         "hippo_core.context.build": ("build_context",),
-        "hippo_core.findings": ("Finding",),
+        "hippo_core.base.findings": ("Finding",),
     },
     "The dream's model types": {
         "hippo_core.dream.model": (
@@ -183,7 +183,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.dream.backends": ("OpenAIBackend", "api_key_from_env"),
     },
     "Outbound requests": {
-        "hippo_core.outbound": ("outbound_opener", "outbound_url_problem", "shown_url"),
+        "hippo_core.base.outbound": ("outbound_opener", "outbound_url_problem", "shown_url"),
     },
     "MCP tools": {
         "hippo_core.mcp.tool": ("Tool", "ToolArguments"),
@@ -197,7 +197,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
             "print_json",
             "current_workspace",
         ),
-        "hippo_core.terminal": ("labelled", "printable"),
+        "hippo_core.base.terminal": ("labelled", "printable"),
     },
     "Evals": {
         "hippo_core.packs.evals": ("case_folder",),

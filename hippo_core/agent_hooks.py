@@ -60,7 +60,7 @@ def log_problem(event: str, message: str, root: str | None = None) -> None:
     is the machine's, and doctor shows a workspace its own lines only."""
     import contextlib  # here: a later prompt, which logs nothing, is spared its import
 
-    from hippo_core.clock import stamp
+    from hippo_core.base.clock import stamp
     from hippo_core.files.home import home_folder
     from hippo_core.files.owner_only import owner_only_append
 
@@ -75,7 +75,7 @@ def log_problem(event: str, message: str, root: str | None = None) -> None:
 
 def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
     """Run hook ``event`` for ``tool`` on the payload text; never raises."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
 
     root: str | None = None
     try:

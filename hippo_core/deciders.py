@@ -24,7 +24,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,7 +48,7 @@ def at_terminal(*, confirm: bool = True) -> Decider:
     """This command as it runs now: a person when its input and output are a terminal, no
     agent runs it, and (with ``confirm``) the person typed back the code it showed.
 
-    Raises :class:`~hippo_core.errors.HippoError` when the code typed is not the one shown,
+    Raises :class:`~hippo_core.base.errors.HippoError` when the code typed is not the one shown,
     so that nothing is decided in a person's name that they did not confirm."""
     from hippo_core.agent_env import running_agent
 
@@ -70,7 +70,7 @@ def confirm_person(
     ask: Callable[[str], str] | None = None, code: Callable[[], str] | None = None
 ) -> None:
     """Show a short code on the terminal and read it back; raise
-    :class:`~hippo_core.errors.HippoError` when what was typed is not it."""
+    :class:`~hippo_core.base.errors.HippoError` when what was typed is not it."""
     shown = (code or new_code)()
     prompt = f"To decide this as a person, type the code {shown} and press Enter: "
     try:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.files.atomic import atomic_write
 
 #: The agent's hook event -> hippo's hook command, for each agent.

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.files.atomic import atomic_write
 from hippo_core.locate import HIPPO_DIR
 from hippo_core.workspace import Workspace, check_folder_name

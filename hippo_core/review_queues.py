@@ -10,7 +10,7 @@ command line, in one shape for every queue::
 
 plus whatever keys the queue documents (``--decisions`` passes a JSON list through whole).
 A queue checks every decision before any lands, and raises
-:class:`~hippo_core.errors.HippoError` with one line when one is wrong.
+:class:`~hippo_core.base.errors.HippoError` with one line when one is wrong.
 """
 
 from __future__ import annotations

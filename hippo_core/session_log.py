@@ -22,7 +22,7 @@ HEADER = LOG_HEADER
 
 def _turn_counts() -> dict[str, int]:
     """Turns per session from the index; empty when there is no readable index."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.files.home import index_path
 
     try:

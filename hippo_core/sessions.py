@@ -14,8 +14,8 @@ from __future__ import annotations
 import contextlib
 import os
 
-from hippo_core.clock import stamp
-from hippo_core.errors import HippoError
+from hippo_core.base.clock import stamp
+from hippo_core.base.errors import HippoError
 from hippo_core.files import jsontext
 from hippo_core.files.jsonfiles import json_objects_in, read_json_object
 from hippo_core.files.owner_only import owner_only_write
@@ -55,7 +55,8 @@ UNSPECIFIED = "unspecified"
 
 
 def now() -> str:
-    """hippo's clock as it writes a time: ``2026-11-30T05:21:00Z`` (:mod:`hippo_core.clock`)."""
+    """hippo's clock as it writes a time: ``2026-11-30T05:21:00Z``
+    (:mod:`hippo_core.base.clock`)."""
     return stamp()
 
 

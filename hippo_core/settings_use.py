@@ -12,7 +12,7 @@ import difflib
 import os
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import UsageError
+from hippo_core.base.errors import UsageError
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.locate import HIPPO_DIR, shown_name, utf8_name
 from hippo_core.locate import find_root as _find_root
 from hippo_core.settings.file import SETTINGS_FILE, load_settings

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
+from hippo_core.base.errors import HippoError
 from hippo_core.dream.backends import MAX_REPLY_BYTES
 from hippo_core.dream.model import ModelBackend, ModelUnreachable
-from hippo_core.errors import HippoError
 from hippo_core.plugins.manager import load_plugins
 from hippo_core.transcripts.privacy import model_call_line
 from hippo_core.workspace import Workspace

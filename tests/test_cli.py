@@ -16,10 +16,10 @@ from typer._click.types import IntParamType
 from typer.main import get_command
 from typer.testing import CliRunner
 
+from hippo_core.base.errors import HippoError
 from hippo_core.builtins.commands import COMMANDS
 from hippo_core.cli import hot
 from hippo_core.cli.root import app
-from hippo_core.errors import HippoError
 from hippo_core.plugins.manager import reset_plugins
 from hippo_packs.sleep.plugin import COMMANDS as SLEEP_COMMANDS
 

@@ -179,7 +179,7 @@ INDEX_INSTALLS = re.compile(r"pip install (?:-U )?'?hippo-memory\b")
 def test_every_install_hint_is_from_a_checkout():
     """hippo-memory is not on the package index yet: no hint, message or page may tell a
     reader to install it from there (install.md says how, from a checkout)."""
-    from hippo_core.distribution import install_hint, upgrade_hint
+    from hippo_core.base.distribution import install_hint, upgrade_hint
 
     assert install_hint("mcp") == "pip install -e '.[mcp]' in hippo's checkout"
     assert upgrade_hint() == "git pull and pip install -e . in hippo's checkout"

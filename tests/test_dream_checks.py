@@ -157,9 +157,9 @@ def test_a_chunk_fails_only_when_no_reply_of_a_role_could_be_read(
 ):
     from datetime import UTC, datetime
 
+    from hippo_core.base.errors import HippoError
     from hippo_core.dream.report import Report
     from hippo_core.dream.run import _all_unreadable
-    from hippo_core.errors import HippoError
     from hippo_core.workspace import Workspace
 
     workspace = Workspace.open(make_workspace('model_command = ["my-model", "-p"]\n'))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from tests.conftest import HippoRunner, WorkspaceMaker
 
 SETTINGS = ".hippo/settings.toml"

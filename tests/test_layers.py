@@ -187,7 +187,7 @@ import os
 import hippo_core.version
 from hippo_core import version, Workspace
 from . import hot
-from .. import errors
+from ..base import errors
 from ..notes.index import NotesIndex
 
 TYPE_CHECKING = False
@@ -217,7 +217,7 @@ def test_the_graph_sees_every_import_in_a_file(tmp_path: Path) -> None:
         ("hippo_core.version", 4),
         ("hippo_core", 4),  # Workspace is a name of the package, not a module
         ("hippo_core.cli.hot", 5),
-        ("hippo_core.errors", 6),
+        ("hippo_core.base.errors", 6),
         ("hippo_core.notes.index", 7),
         ("hippo_core.dream.model", 11),
         ("hippo_core.index.ingest", 15),

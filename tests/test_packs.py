@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from hippo_core import Workspace, hookimpl
+from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.dream.model import Pass
 from hippo_core.dream.packs import PackError, read_persona, read_system
 from hippo_core.dream.render import render_prompt
-from hippo_core.errors import HippoError, UsageError
 from hippo_core.packs.lock import Locked, update_lock
 from hippo_core.packs.running import load_here, load_packs, load_passes
 from hippo_core.plugins.manager import PluginInfo, Plugins, load_plugins

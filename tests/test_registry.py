@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.packs.archive import FetchError, read_bytes
 from hippo_core.packs.index import Registry, parse_index
 from hippo_core.packs.registries import cache_file

@@ -10,7 +10,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.workspace import Workspace
 
 #: How far back a failure in hooks.log still counts.
@@ -29,7 +29,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 def _first_run(workspace: Workspace) -> list[Finding]:
     """What a teammate runs on a fresh clone: nothing of this workspace's machine state
     (sessions, reports, the dream state, all git-ignored) is here yet."""
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
 
     local = ("sessions", "reports", "dream-state.json")
     if any((workspace.hippo_dir / name).exists() for name in local):
@@ -47,7 +47,7 @@ def _model_program(workspace: Workspace) -> list[Finding]:
     import os
     import shutil
 
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
 
     settings = workspace.settings
     if settings.model_backend != "command" or not settings.model_command:
@@ -88,7 +88,7 @@ def _line_of(path: Path, key: str) -> int | None:
 
 def _hooks(workspace: Workspace) -> list[Finding]:
     """Where hippo's hooks are installed, for the project and the user; what stops Codex."""
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.hooks_install import AGENTS, codex_trust, installed, settings_file
 
     findings = []
@@ -123,8 +123,8 @@ def _hook_failures(workspace: Workspace) -> list[Finding]:
     import calendar
     import time
 
+    from hippo_core.base.findings import Finding
     from hippo_core.files.home import hippo_home
-    from hippo_core.findings import Finding
 
     path = hippo_home() / "hooks.log"
     try:
@@ -159,7 +159,7 @@ def _hook_failures(workspace: Workspace) -> list[Finding]:
 def _mcp(workspace: Workspace) -> list[Finding]:
     """Where hippo's MCP server is registered (information), and configs that cannot be
     read (warnings)."""
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.mcp.install import registrations
 
     findings = []
@@ -182,8 +182,8 @@ def _mcp(workspace: Workspace) -> list[Finding]:
 def _schedule(workspace: Workspace) -> list[Finding]:
     """An information line when a model is configured and nothing runs dreaming."""
     from hippo_core import schedule
-    from hippo_core.errors import HippoError
-    from hippo_core.findings import Finding
+    from hippo_core.base.errors import HippoError
+    from hippo_core.base.findings import Finding
 
     settings = workspace.settings
     if not settings.model_command and settings.model_backend == "command":

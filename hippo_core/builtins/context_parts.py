@@ -7,8 +7,8 @@ parts are made only when asked for, from the notes index: a ranking query and tw
 
 from __future__ import annotations
 
+from hippo_core.base.errors import HippoError
 from hippo_core.context.budget import ContextPart
-from hippo_core.errors import HippoError
 from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
@@ -68,7 +68,7 @@ def _entry_section(workspace: Workspace) -> str:
 
 def _dreamed(workspace: Workspace, note: str) -> str:
     """``dreamed <date>, receipt <id>`` when a model changed ``note`` lately, else ""."""
-    from hippo_core.clock import now
+    from hippo_core.base.clock import now
     from hippo_core.dream.marks import mark
 
     return mark(workspace, note, now())

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import os
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.plugins.manager import CommandEntry, Plugins
     from hippo_core.workspace import Workspace
 
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.notes.lint import lint_notes
     from hippo_core.plugins.manager import load_plugins
     from hippo_core.settings.tables import placed, unknown_tables
@@ -66,7 +66,7 @@ def _command_clashes(plugins: Plugins) -> list[str]:
 
 
 def _notes_exist(workspace: Workspace, settings: str) -> list[Finding]:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
 
     findings = []
     if not workspace.notes_dir.is_dir():
@@ -86,7 +86,7 @@ def _notes_exist(workspace: Workspace, settings: str) -> list[Finding]:
 def _unreadable_names(workspace: Workspace) -> list[Finding]:
     """Notes and folders below ``notes_dir`` whose names are not UTF-8: left out of
     everything, so named here."""
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.locate import shown_name, utf8_name
 
     found = []
@@ -102,8 +102,8 @@ def _unreadable_names(workspace: Workspace) -> list[Finding]:
 
 
 def _budgets(workspace: Workspace) -> list[Finding]:
+    from hippo_core.base.findings import Finding
     from hippo_core.context.build import build_context
-    from hippo_core.findings import Finding
 
     findings = []
     budget = workspace.settings.budget_bytes
@@ -127,7 +127,7 @@ def _git_tracked(workspace: Workspace, more: list[str]) -> list[Finding]:
     import shutil
     import subprocess
 
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
 
     git = shutil.which("git")
     if git is None:

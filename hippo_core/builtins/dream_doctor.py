@@ -3,19 +3,19 @@ runs went well, and no change was left half applied."""
 
 from __future__ import annotations
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.workspace import Workspace
 
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    from hippo_core.base.findings import Finding
     from hippo_core.dream.state import warnings
-    from hippo_core.findings import Finding
 
     findings = _packs(workspace) + _model(workspace) + _team_dream(workspace)
     findings += [
@@ -28,8 +28,8 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 def _team_dream(workspace: Workspace) -> list[Finding]:
     """Who dreams the project on the team index, and when last: the dream state is each
     machine's, so a member who never dreams learns here that somebody does."""
+    from hippo_core.base.findings import Finding
     from hippo_core.dream.state import show_time, team_dream
-    from hippo_core.findings import Finding
 
     found = team_dream(workspace)
     if found is None:
@@ -42,8 +42,8 @@ def _team_dream(workspace: Workspace) -> list[Finding]:
 def _packs(workspace: Workspace) -> list[Finding]:
     """The passes that dream here; an error for a pack of the workspace (a folder, or one the
     lock file records) that does not run, a warning for a distribution's that does not."""
+    from hippo_core.base.findings import Finding
     from hippo_core.dream.packs import PackError
-    from hippo_core.findings import Finding
     from hippo_core.packs.running import load_here
     from hippo_core.plugins.manager import load_plugins
 
@@ -67,7 +67,7 @@ def _packs(workspace: Workspace) -> list[Finding]:
 
 
 def _model(workspace: Workspace) -> list[Finding]:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.plugins.manager import load_plugins
 
     settings = workspace.settings
@@ -93,10 +93,10 @@ def _model(workspace: Workspace) -> list[Finding]:
 
 
 def _half_applied(workspace: Workspace) -> list[Finding]:
+    from hippo_core.base.findings import Finding
     from hippo_core.dream import receipts
     from hippo_core.dream.appliers import unfinished
     from hippo_core.dream.apply import APPLIED, APPLYING, REVERTED, REVERTING
-    from hippo_core.findings import Finding
 
     left = {APPLYING: "applying by a run", REVERTING: "reverting by a `hippo revert`"}
     findings = []
@@ -126,8 +126,8 @@ def _half_applied(workspace: Workspace) -> list[Finding]:
 
 def _leftovers(workspace: Workspace) -> list[Finding]:
     """What killed runs left: temporary files, model folders, pack staging folders."""
+    from hippo_core.base.findings import Finding
     from hippo_core.files import leftovers
-    from hippo_core.findings import Finding
 
     found = [
         (leftovers.stale_files(workspace), "temporary file", "`hippo dream` or `hippo revert`"),

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import datetime as dt
 
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.notes.note import Note
     from hippo_core.workspace import Workspace
 
@@ -21,7 +21,7 @@ ERRORS = frozenset({"invalid frontmatter", "unreadable note"})
 
 @hookimpl
 def hippo_lint_note(workspace: Workspace, note: Note) -> list[Finding]:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
 
     where = f"{workspace.settings.notes_dir}/{note.path}"
     findings = [
@@ -41,7 +41,7 @@ def hippo_lint_note(workspace: Workspace, note: Note) -> list[Finding]:
 
 def today() -> dt.date:
     """Today in UTC: a note is overdue once its review_after is before this date."""
-    from hippo_core.clock import utc_now
+    from hippo_core.base.clock import utc_now
 
     return utc_now().date()
 
@@ -50,6 +50,6 @@ def today_ordinal() -> int:
     """:func:`today`'s ordinal, without importing :mod:`datetime` (the first prompt's
     linter counts): the days since 1970-01-01 in UTC by hippo's clock, and that day's
     ordinal."""
-    from hippo_core.clock import now
+    from hippo_core.base.clock import now
 
     return int(now() // 86_400) + 719_163

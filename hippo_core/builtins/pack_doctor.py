@@ -7,20 +7,20 @@ dreaming's check.
 
 from __future__ import annotations
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.workspace import Workspace
 
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.packs.files import PackError
     from hippo_core.packs.listing import list_packs
     from hippo_core.plugins.manager import load_plugins

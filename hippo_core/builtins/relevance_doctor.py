@@ -11,16 +11,16 @@ LATEST = 300
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.workspace import Workspace
 
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
+    from hippo_core.base.errors import HippoError
+    from hippo_core.base.findings import Finding
     from hippo_core.context.relevance import MIN_TASKS, SUGGEST_GAIN
     from hippo_core.dream.measure import measure_context
-    from hippo_core.errors import HippoError
-    from hippo_core.findings import Finding
 
     try:
         found = measure_context(workspace, baseline=False, latest=LATEST)

@@ -7,7 +7,7 @@ from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.workspace import Workspace
 
 
@@ -17,7 +17,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 
 def _password_in_settings(workspace: Workspace) -> list[Finding]:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.settings.url_passwords import PASSWORD_ADVICE, has_password
 
     if not has_password(workspace.settings.index_url):
@@ -35,8 +35,8 @@ def _server(workspace: Workspace) -> list[Finding]:
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from hippo_core.errors import HippoError
-    from hippo_core.findings import Finding
+    from hippo_core.base.errors import HippoError
+    from hippo_core.base.findings import Finding
     from hippo_core.index import team
 
     try:
@@ -72,7 +72,7 @@ def _server(workspace: Workspace) -> list[Finding]:
 def _away(exc: Exception) -> Finding:
     """A server away is a warning, as ingest and search say it: the local index goes on, and
     a CI job or a train ride without the server is no failure."""
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
 
     return Finding("warning", "team index", _once(str(exc)))
 

@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from hippo_core.base.findings import Finding
     from hippo_core.builtins.trigger_settings import Triggers
-    from hippo_core.findings import Finding
     from hippo_core.plugins.events import Event
     from hippo_core.workspace import Workspace
 
@@ -49,7 +49,7 @@ def hippo_event(workspace: Workspace, event: Event) -> None:
         return
     if not workspace.settings.tables.get(TABLE):
         return  # the usual case: no triggers
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
 
     try:
         why = _due(workspace, event)
@@ -61,8 +61,8 @@ def hippo_event(workspace: Workspace, event: Event) -> None:
 
 @hookimpl
 def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
-    from hippo_core.errors import HippoError
-    from hippo_core.findings import Finding
+    from hippo_core.base.errors import HippoError
+    from hippo_core.base.findings import Finding
 
     if not workspace.settings.tables.get(TABLE):
         return []
@@ -88,7 +88,7 @@ def hippo_doctor_checks(workspace: Workspace) -> list[Finding]:
 
 def _no_model(workspace: Workspace) -> str:
     """Why a dream started here could not call a model; empty when it could."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.plugins.manager import load_plugins
 
     factory = load_plugins().backends().get(workspace.settings.model_backend)
@@ -218,7 +218,7 @@ def log(workspace: Workspace, line: str) -> None:
 
     path = workspace.hippo_dir / LOG
     path.parent.mkdir(parents=True, exist_ok=True)
-    from hippo_core.clock import stamp
+    from hippo_core.base.clock import stamp
 
     with path.open("a", encoding="utf-8") as handle:
         handle.write(f"{stamp()} {line}\n")

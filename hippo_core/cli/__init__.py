@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 def main() -> None:
     """Run ``hippo`` on ``sys.argv``, turning a user's error into one line."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
 
     try:
         _check_text(sys.argv[1:])
@@ -31,7 +31,7 @@ def main() -> None:
             app()
             return
     except HippoError as exc:
-        from hippo_core.terminal import printable
+        from hippo_core.base.terminal import printable
 
         sys.stderr.write(f"error: {printable(str(exc))}\n")
         raise SystemExit(exc.exit_code) from None
@@ -52,7 +52,7 @@ def _check_text(args: list[str]) -> None:
             try:
                 arg.encode("utf-8")
             except UnicodeEncodeError:
-                from hippo_core.errors import UsageError
+                from hippo_core.base.errors import UsageError
 
                 raw = arg.encode("utf-8", "surrogateescape")
                 raise UsageError(

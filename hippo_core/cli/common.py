@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from hippo_core.terminal import printable, printable_json
+from hippo_core.base.terminal import printable, printable_json
 
 if TYPE_CHECKING:
     from typer._click import Context, HelpFormatter
 
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -140,7 +140,7 @@ def print_json(data: Any) -> None:
 
 def print_findings(findings: list[Finding], as_json: bool) -> int:
     """Print findings and a count; the exit code is 1 when any is an error."""
-    from hippo_core.findings import count_levels
+    from hippo_core.base.findings import count_levels
 
     errors, warnings = count_levels(findings)
     if as_json:

@@ -101,7 +101,7 @@ def _plugin_table(key: str) -> bool:
 def _misplaced(key: str, how: str) -> None:
     """A key of a plugin's table given at the top level (``max_attempts``): one line naming
     the table it belongs to, and the command with its dotted name."""
-    from hippo_core.errors import UsageError
+    from hippo_core.base.errors import UsageError
     from hippo_core.plugins.manager import load_plugins
     from hippo_core.settings.schema import KNOWN_KEYS
     from hippo_core.settings.tables import every_key
@@ -118,7 +118,7 @@ def _misplaced(key: str, how: str) -> None:
 
 def _whole(key: str) -> None:
     """A key inside one of hippo's own tables (``openai.url``) is set with its table."""
-    from hippo_core.errors import UsageError
+    from hippo_core.base.errors import UsageError
     from hippo_core.settings.schema import KNOWN_KEYS
 
     table = key.partition(".")[0]

@@ -7,9 +7,9 @@ import sys
 
 import typer
 
+from hippo_core.base.errors import UsageError
+from hippo_core.base.terminal import printable
 from hippo_core.cli.common import current_workspace, say
-from hippo_core.errors import UsageError
-from hippo_core.terminal import printable
 
 
 def dream(

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from hippo_core.base.errors import UsageError
 from hippo_core.cli.common import command_group, subcommand
-from hippo_core.errors import UsageError
 
 if TYPE_CHECKING:
     from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode

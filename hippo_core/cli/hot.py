@@ -207,7 +207,7 @@ def _push(workspace: Workspace, say: Callable[[str], None]) -> dict[str, object]
 
     if not (workspace.settings.index_url or os.environ.get("HIPPO_INDEX_URL")):
         return None
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.index import team
     from hippo_core.index.team_history import pull
 

@@ -16,7 +16,7 @@ def init(
     ),
 ) -> None:
     """Set up a workspace in the current folder, or complete one."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.init import init_workspace
     from hippo_core.workspace import find_root
 

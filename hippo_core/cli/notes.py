@@ -30,7 +30,7 @@ def watch() -> None:
     """Keep the notes index fresh until stopped, so that the hooks skip their scan (Linux)."""
     import signal
 
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.notes.watch import WatchError, workspace_watcher
 
     workspace = current_workspace()

@@ -64,8 +64,8 @@ def check(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object, for CI."),
 ) -> None:
     """Check a pack as hippo does before a dream: ok, or the one line that is wrong."""
+    from hippo_core.base.errors import HippoError
     from hippo_core.dream.packs import check_pack
-    from hippo_core.errors import HippoError
     from hippo_core.packs.dist_check import source_distribution
     from hippo_core.packs.files import PackError
     from hippo_core.packs.scaffold import pack_folder
@@ -166,7 +166,7 @@ def _warn_twins(
 ) -> None:
     """Warn of a pass name another pack installed here (or of the workspace here) has: in
     a workspace with both, one of them is left out."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.packs.survey import survey
     from hippo_core.workspace import Workspace
 
@@ -250,7 +250,7 @@ def build(
 
 def _beside(plugins: Plugins) -> dict[str, Path]:
     """The packs of the workspace here, by name (none outside a workspace), for a theme."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.packs.survey import survey
     from hippo_core.workspace import Workspace
 
@@ -272,7 +272,7 @@ def _described(pack: Pack, shown: str) -> dict[str, Any]:
 
 
 def _replay(report: dict[str, Any], name: str, root: Path, as_json: bool) -> None:
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.packs.evals import replay_cases
     from hippo_core.packs.evals_case import CaseError
 

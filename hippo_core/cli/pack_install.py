@@ -93,9 +93,9 @@ def add(
 def _show_replaced(found: Workspace, theme: str) -> None:
     """Each reviewer persona the theme replaces, with its diff: the reviewer is the one
     check of meaning between a model's proposal and a note, so its new text is read now."""
+    from hippo_core.base.terminal import printable
     from hippo_core.packs.personas import replaced_here
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.terminal import printable
 
     for replaced in replaced_here(found, load_plugins(), theme):
         typer.echo(printable(f"  {replaced.summary()}:"))

@@ -60,7 +60,7 @@ def plugins(
 def _known_hook(hook: str) -> None:
     import difflib
 
-    from hippo_core.errors import UsageError
+    from hippo_core.base.errors import UsageError
     from hippo_core.plugins.manager import hook_names
 
     hooks = hook_names()
@@ -90,7 +90,7 @@ def _commands(loaded: Plugins) -> dict[str, list[tuple[str, str]]]:
 
 def _packs(loaded: Plugins) -> dict[str, list[dict[str, Any]]]:
     """Each plugin's packs, and, in a workspace, whether each runs there and why not."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
 
     states: dict[tuple[str, str], tuple[str, str]] = {}
     try:

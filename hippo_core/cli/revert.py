@@ -34,7 +34,7 @@ def revert(
     ),
 ) -> None:
     """Put a note back as it was before a dreamed change, with a revert receipt."""
-    from hippo_core.errors import UsageError
+    from hippo_core.base.errors import UsageError
 
     found = current_workspace()
     if sum((bool(receipt), confirmed, bool(withdraw))) != 1:
@@ -55,14 +55,14 @@ def revert(
     note = found.relative(found.notes_dir / done.note)
     typer.echo(f"reverted {note}; receipt {found.relative(done.receipt)}")
     if done.detail:
-        from hippo_core.terminal import printable
+        from hippo_core.base.terminal import printable
 
         typer.echo(printable(f"warning: {done.detail}"), err=True)
 
 
 def _list(workspace: Workspace) -> None:
+    from hippo_core.base.terminal import printable
     from hippo_core.dream.receipts import confirmations
-    from hippo_core.terminal import printable
 
     for record, why in confirmations(workspace):
         text = " ".join(str(record.get("confirmed") or "(nothing: it undid a new text)").split())

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from hippo_core.base.errors import UsageError
+from hippo_core.base.terminal import printable
 from hippo_core.cli.common import JSON_OPTION, current_workspace, print_json
-from hippo_core.errors import UsageError
-from hippo_core.terminal import printable
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins
@@ -185,7 +185,7 @@ def _show(record: dict[str, Any], fields: list[str]) -> None:
     """The proposal as its reviewer sees it, with the keys its kind adds (``fields``)."""
     # A proposal's text is a model's, from turns and notes: none of it may drive the
     # terminal, and a text of several lines is quoted, so no line of it passes for ours.
-    from hippo_core.terminal import QUOTE, labelled
+    from hippo_core.base.terminal import QUOTE, labelled
 
     lines = [
         f"proposal {record['id']} ({record.get('pass')}, {record['kind']})",

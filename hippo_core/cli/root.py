@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.main import get_command as click_command
 
+from hippo_core.base.errors import HippoError
 from hippo_core.cli.common import HippoCommand, HippoGroup
-from hippo_core.errors import HippoError
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import typer
 
+from hippo_core.base.errors import UsageError
 from hippo_core.cli.common import command_group, current_workspace, say, subcommand
-from hippo_core.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _plugin_jobs(*, warn: bool = False) -> dict[str, ScheduleJob]:
 
 def _refuse_without_pack(here: Workspace, jobs: list[ScheduleJob]) -> None:
     """A job whose pack does not run here would fail at every run: refuse it now."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.packs.files import PackError
     from hippo_core.packs.survey import survey
     from hippo_core.plugins.manager import load_plugins

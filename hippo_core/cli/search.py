@@ -6,9 +6,9 @@ from dataclasses import asdict
 
 import typer
 
+from hippo_core.base.errors import UsageError
+from hippo_core.base.terminal import printable
 from hippo_core.cli.common import JSON_OPTION, print_json
-from hippo_core.errors import UsageError
-from hippo_core.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _team_search(
     """The team's hits (of ``project``, or every one when None); None, with a warning, when
     the server is away and neither ``--who`` nor ``--all-projects`` was asked for, so the
     local index answers instead."""
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.index import team
 
     try:

@@ -6,9 +6,9 @@ An optional part goes in only whole and only if it fits; what is left out is rep
 
 from __future__ import annotations
 
-from hippo_core.errors import HippoError, UsageError
-from hippo_core.records import Record
-from hippo_core.terminal import printable
+from hippo_core.base.errors import HippoError, UsageError
+from hippo_core.base.records import Record
+from hippo_core.base.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class ContextPart:
     @property
     def text(self) -> str:
         """The part's text as the block holds it: with nothing a terminal obeys and
-        nothing hidden (:func:`~hippo_core.terminal.printable`), whoever made it."""
+        nothing hidden (:func:`~hippo_core.base.terminal.printable`), whoever made it."""
         if self._text is None:
             assert self._make is not None
             self._text = printable(self._make())

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from hippo_core.clock import now as clock_now
+from hippo_core.base.clock import now as clock_now
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -116,7 +116,7 @@ def settle(
     A ``proposal.note`` that resolves outside ``notes_dir`` is neither read nor written: its
     receipt's ``before`` is null, and a confirmed change is ``not applied``, saying why. A
     ``proposal.id`` that is not a record id (it names the receipt's and the snapshot's
-    files) is a :class:`~hippo_core.errors.HippoError`, and nothing is written."""
+    files) is a :class:`~hippo_core.base.errors.HippoError`, and nothing is written."""
     receipts.checked_id(proposal.id, "proposal")
     note_path = workspace.notes_dir / proposal.note
     new_note = creates(plugins.kinds().get(proposal.kind))

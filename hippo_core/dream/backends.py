@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from hippo_core.base.errors import HippoError
 from hippo_core.dream.model import Call, ModelUnreachable, Reply
-from hippo_core.errors import HippoError
 from hippo_core.files.home import user_path
 from hippo_core.files.model_folder import OWNER, PREFIX
 
@@ -403,7 +403,7 @@ class OpenAIBackend:
         import http.client
         import urllib.error
 
-        from hippo_core.outbound import outbound_opener
+        from hippo_core.base.outbound import outbound_opener
 
         # The key goes to this url only: a redirect is refused, never followed.
         opener = outbound_opener(allow_link_local=True)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.notes.note import Note

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.base.errors import HippoError
 from hippo_core.dream import receipts
 from hippo_core.dream.apply import Settled, settle
 from hippo_core.dream.model import Evidence, Proposal, Verdict
 from hippo_core.dream.review import step_record, steps_from
-from hippo_core.errors import HippoError
 from hippo_core.plugins.events import Event
 
 if TYPE_CHECKING:

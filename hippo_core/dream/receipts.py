@@ -17,8 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.clock import stamp, utc_now
-from hippo_core.errors import HippoError
+from hippo_core.base.clock import stamp, utc_now
+from hippo_core.base.errors import HippoError
 from hippo_core.files.atomic import atomic_write
 from hippo_core.files.jsonfiles import json_objects_in, read_json_object
 

@@ -19,8 +19,8 @@ from types import TracebackType
 from jinja2 import BaseLoader, Environment, StrictUndefined, TemplateSyntaxError, meta, nodes
 from jinja2.sandbox import SandboxedEnvironment
 
+from hippo_core.base.errors import HippoError
 from hippo_core.dream.model import Pass
-from hippo_core.errors import HippoError
 from hippo_core.packs.files import PackError, pack_path, read_overlaid
 
 INCLUDES = (nodes.Extends, nodes.Include, nodes.Import, nodes.FromImport)

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo_core.base.errors import HippoError
 from hippo_core.dream import appliers, receipts
 from hippo_core.dream.apply import APPLIED, REVERTED, REVERTING, reconcile
 from hippo_core.dream.model import Change, Evidence, Proposal
 from hippo_core.dream.paths import outside_notes
-from hippo_core.errors import HippoError
 from hippo_core.notes.edit import note_digest
 from hippo_core.plugins.events import Event
 from hippo_core.version import __version__

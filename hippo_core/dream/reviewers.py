@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from hippo_core.base.errors import HippoError
 from hippo_core.dream.model import ReviewRequest, Verdict
-from hippo_core.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins
@@ -55,7 +55,7 @@ def review_chain(plugins: Plugins, names: Sequence[str], request: ReviewRequest)
     verdict is the deciding one's, with every step in ``steps``.
 
     A reviewer that raises rejects the change, naming what it raised (it fails closed); a
-    :class:`~hippo_core.errors.HippoError` (a model that cannot answer) fails the run, as
+    :class:`~hippo_core.base.errors.HippoError` (a model that cannot answer) fails the run, as
     for a single reviewer.
     """
     reviewers = plugins.reviewers()

@@ -23,7 +23,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.clock import utc_now
+from hippo_core.base.clock import utc_now
+from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.dream import arrivals as arrivals_module
 from hippo_core.dream import carry
 from hippo_core.dream import state as dream_state
@@ -31,7 +32,6 @@ from hippo_core.dream.model import Chunk, ModelBackend, Pass, SessionView
 from hippo_core.dream.packs import PackError
 from hippo_core.dream.report import Report
 from hippo_core.dream.unit import UnitRunner
-from hippo_core.errors import HippoError, UsageError
 from hippo_core.files.home import user_path
 from hippo_core.plugins.events import Event
 

@@ -149,7 +149,7 @@ def warnings(workspace: Workspace, now: datetime | None = None) -> list[str]:
         return ["warning: no dreaming run recorded"]
     lines = []
     success = parse_time(read_state(workspace).get("last_success"))
-    from hippo_core.clock import utc_now
+    from hippo_core.base.clock import utc_now
 
     now = now or utc_now()
     if success is not None and now - success > STALE:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.files import jsontext
 
 TYPE_CHECKING = False

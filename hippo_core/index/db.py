@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.files import jsontext
 from hippo_core.files.home import hippo_home, user_path
 from hippo_core.index import db

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hippo_core.records import Struct
+from hippo_core.base.records import Struct
 
 _COUNTS = (
     "files",

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.distribution import install_hint, upgrade_hint
-from hippo_core.errors import HippoError
+from hippo_core.base.distribution import install_hint, upgrade_hint
+from hippo_core.base.errors import HippoError
 from hippo_core.files.owner_only import owner_only_write
 
 if TYPE_CHECKING:
@@ -670,7 +670,7 @@ def _relative(path: str, folders: list[str]) -> str:
 def tsquery(query: str) -> str:
     """The words of ``query`` as a ``to_tsquery('simple', ...)`` text: every word must occur
     (``word*``: a prefix)."""
-    from hippo_core.errors import UsageError
+    from hippo_core.base.errors import UsageError
     from hippo_core.index.search import _TOKEN
 
     words = [w for w in _TOKEN.findall(query) if w.strip("*")]

@@ -32,7 +32,7 @@ PREFIX = "team:"
 def pull(workspace: Workspace, url: str) -> int:
     """Bring the local history's rows of the team's other sessions of the project up to
     date with the server at ``url``; how many sessions were pulled or dropped. Raises
-    :class:`~hippo_core.errors.HippoError` when the server cannot be read."""
+    :class:`~hippo_core.base.errors.HippoError` when the server cannot be read."""
     from sqlalchemy.exc import DBAPIError
 
     from hippo_core.files.home import hippo_home

@@ -197,7 +197,7 @@ class TeamTurnIndex(TurnIndex):
         handoffs of the sessions ``handoffs``; the server names the member who did."""
         from sqlalchemy import text
 
-        from hippo_core.clock import stamp
+        from hippo_core.base.clock import stamp
 
         who_at = {"at": stamp()}
         insert = (

@@ -18,8 +18,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from hippo_core.distribution import install_hint
-from hippo_core.errors import HippoError
+from hippo_core.base.distribution import install_hint
+from hippo_core.base.errors import HippoError
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:

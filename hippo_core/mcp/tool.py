@@ -3,7 +3,7 @@
 A tool is a name, one sentence, a pydantic model of its arguments and a function. Plugins
 register tools through ``hippo_register_tools`` whether or not the MCP SDK is installed:
 nothing here imports it. :func:`call` is the whole life of one call, and it never raises:
-an argument the model refuses, an unknown tool, a :class:`~hippo_core.errors.HippoError`
+an argument the model refuses, an unknown tool, a :class:`~hippo_core.base.errors.HippoError`
 or any other exception comes back as an error :class:`Outcome` of one line.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.errors import HippoError, UsageError
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hippo_core.errors import UsageError
+from hippo_core.base.errors import UsageError
 from hippo_core.mcp.tool import Tool, ToolArguments
 
 if TYPE_CHECKING:

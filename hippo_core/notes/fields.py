@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 
-from hippo_core.records import Record
+from hippo_core.base.records import Record
 
 
 class Field(Record):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
-from hippo_core.patterns import Lazy
+from hippo_core.base.patterns import Lazy
 
 LINK = Lazy(r"\[\[([^\[\]\n]+?)\]\]")  # compiled when a note is read
 

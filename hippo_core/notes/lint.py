@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from hippo_core.findings import Finding
+    from hippo_core.base.findings import Finding
     from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace import Workspace
 

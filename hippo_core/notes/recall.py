@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.notes.terms import terms
 from hippo_core.notes.text import decode_note
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from hippo_core.base.patterns import Lazy
+from hippo_core.base.records import Record
 from hippo_core.notes.text import decode_note, split_frontmatter, words
-from hippo_core.patterns import Lazy
-from hippo_core.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

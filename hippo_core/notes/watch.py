@@ -386,7 +386,7 @@ def keep_fresh(start: str) -> Callable[[], None] | None:
     import sqlite3
     import threading
 
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
     from hippo_core.workspace import Workspace
 
     try:

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     import urllib.request

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.files.home import user_path
 from hippo_core.packs.evals_case import WORKSPACE, Case, CaseError, case_names, load_case
 from hippo_core.packs.evals_result import CaseResult, EvalResult, Mode, score

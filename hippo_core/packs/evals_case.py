@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 WORKSPACE = "{{workspace}}"
 """In a transcript file: the absolute path of the case's workspace (JSON-string-escaped)."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.base.errors import HippoError
 from hippo_core.dream.model import Call, ModelBackend, ModelUnreachable, Reply
-from hippo_core.errors import HippoError
 from hippo_core.packs.evals_case import WORKSPACE
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.workspace import Workspace

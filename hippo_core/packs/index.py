@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.files.home import user_path
 from hippo_core.packs.archive import is_url
 from hippo_core.packs.registry import IndexModel, index_problems

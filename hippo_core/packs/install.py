@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.distribution import upgrade_hint
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.distribution import upgrade_hint
+from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.packs.archive import remove_tree
 from hippo_core.packs.changing import changing_packs, rename_in, staging_folder
 from hippo_core.packs.index import SHIPPED_DISTRIBUTION, IndexPack, Registry, Release

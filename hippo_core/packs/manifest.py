@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from hippo_core.distribution import upgrade_hint
+from hippo_core.base.distribution import upgrade_hint
 from hippo_core.packs.files import NO_LINKS, PackError, unknown_key
 
 MANIFEST = "pack.toml"

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.clock import stamp
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.clock import stamp
+from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.files.home import user_path
 from hippo_core.packs.archive import MAX_BYTES, FetchError, is_url, read_bytes, url_problem
 from hippo_core.packs.index import Index, Registry, parse_index

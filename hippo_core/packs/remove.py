@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.packs.changing import changing_packs, folder_name, not_installed, staging_folder
 from hippo_core.packs.disabled import turn_off
 from hippo_core.packs.install import Confirm, refuse

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.dream.packs import Pack, PackError, load_found, sorted_passes
-from hippo_core.errors import HippoError, UsageError
 
 if TYPE_CHECKING:
     from hippo_core.dream.model import Pass

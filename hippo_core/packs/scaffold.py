@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.packs.files import PackError
 from hippo_core.packs.manifest import MANIFEST, NAME_RULE
 from hippo_core.version import __version__

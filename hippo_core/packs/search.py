@@ -53,7 +53,7 @@ def search(
     ``refresh`` fetches every registry at a URL again. A registry that cannot be read is a
     warning (through ``say``) and the others are searched all the same.
     """
-    from hippo_core.errors import HippoError
+    from hippo_core.base.errors import HippoError
 
     if workspace is None:
         registries = [first_party()]

@@ -20,7 +20,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.packs.changing import changing_packs, rename_in, staging_folder
 from hippo_core.packs.lock import Locked, edited_files, file_digests, read_lock
 from hippo_core.packs.registries import Say, quiet

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.errors import HippoError, UsageError
 
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.packs.archive import ArchiveError, FetchError, archive_kind
 from hippo_core.packs.files import PackError
 from hippo_core.packs.lock import Locked

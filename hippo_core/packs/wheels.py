@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.packs.manifest import Manifest

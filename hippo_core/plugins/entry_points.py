@@ -15,8 +15,8 @@ import sys
 import time
 from importlib import import_module
 
+from hippo_core.base.records import Record
 from hippo_core.files.cache import read_cache, write_cache
-from hippo_core.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hippo_core.records import Record
+from hippo_core.base.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from hippo_core.base.findings import Finding
     from hippo_core.context.budget import ContextPart
     from hippo_core.dream.model import (
         Applier,
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
         Reviewer,
         Validator,
     )
-    from hippo_core.findings import Finding
     from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note
     from hippo_core.plugins.events import Event
@@ -67,7 +67,7 @@ def hippo_register_tools(register: Callable[[Tool], None]) -> None:
     does, a pydantic model of its arguments (its JSON schema is what the agent sees) and a
     function ``run(workspace, arguments)`` returning text or JSON-able data. The server
     validates the arguments against the model, opens the workspace afresh for every call
-    and turns a :class:`~hippo_core.errors.HippoError` (or any other exception) into a tool
+    and turns a :class:`~hippo_core.base.errors.HippoError` (or any other exception) into a tool
     error of one line. The first plugin to register a name wins (hippo's own tools are
     registered first). Returns nothing.
     """
@@ -112,7 +112,7 @@ def hippo_context_parts(
 
 @hookspec
 def hippo_lint_note(workspace: Workspace, note: Note) -> list[Finding]:
-    """Check one note; return its :class:`~hippo_core.findings.Finding` list.
+    """Check one note; return its :class:`~hippo_core.base.findings.Finding` list.
 
     Called for every note by ``hippo notes lint``, ``hippo doctor`` and the linter counts of
     ``hippo context``. ``workspace.notes`` resolves links. Findings name the note's
@@ -202,7 +202,7 @@ def hippo_register_backends(register: Callable[[str, BackendFactory], None]) -> 
     Called when a dream or an eval needs a model: ``model_backend`` in the settings names
     the backend, and ``factory(workspace)`` returns a
     :class:`~hippo_core.dream.model.ModelBackend` configured from the workspace settings
-    (raising :class:`~hippo_core.errors.HippoError` when they are incomplete). Returns
+    (raising :class:`~hippo_core.base.errors.HippoError` when they are incomplete). Returns
     nothing.
     """
 

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from types import FunctionType, ModuleType
 
+from hippo_core.base.records import Record
 from hippo_core.plugins.markers import IMPL, SPEC
-from hippo_core.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

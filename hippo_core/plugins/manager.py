@@ -17,10 +17,10 @@ import os
 import sys
 from importlib import import_module
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
+from hippo_core.base.records import Record
 from hippo_core.plugins import hookspecs
 from hippo_core.plugins.markers import hookimpl
-from hippo_core.records import Record
 from hippo_core.version import __version__
 
 TYPE_CHECKING = False
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     import pluggy
 
+    from hippo_core.base.findings import Finding
     from hippo_core.context.budget import ContextPart
     from hippo_core.dream.model import (
         Applier,
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
         Reviewer,
         Validator,
     )
-    from hippo_core.findings import Finding
     from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note
     from hippo_core.plugins.events import Event

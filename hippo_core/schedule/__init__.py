@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.schedule.cron import Cron
 from hippo_core.schedule.jobs import Entry, Job, Scheduler, When, at, checked_root, every, jobs
 from hippo_core.schedule.launchd import Launchd

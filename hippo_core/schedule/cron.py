@@ -11,7 +11,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.schedule.jobs import (
     Entry,
     Job,

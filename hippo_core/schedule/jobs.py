@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.errors import HippoError, UsageError
 
 _DURATION = re.compile(r"(\d+)([mhd])")
 _AT = re.compile(r"([01]\d|2[0-3]):([0-5]\d)")

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.files.atomic import atomic_write
 from hippo_core.schedule.jobs import (
     Entry,

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.files.atomic import atomic_write
 from hippo_core.schedule.jobs import (
     Entry,

@@ -7,7 +7,7 @@ bytes; the hot path reads the cache.
 
 from __future__ import annotations
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 from hippo_core.files.cache import read_cache, write_cache
 from hippo_core.settings.values import LoadedSettings, Settings
 
@@ -25,7 +25,7 @@ def load_settings(
 ) -> LoadedSettings:
     """Read and validate a settings file; a missing file means every default.
 
-    Raises :class:`~hippo_core.errors.HippoError` naming ``shown_as`` and the key when the
+    Raises :class:`~hippo_core.base.errors.HippoError` naming ``shown_as`` and the key when the
     file is not valid TOML or a value has the wrong type.
     """
     try:

@@ -15,9 +15,9 @@ import tomlkit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from tomlkit.exceptions import ParseError
 
-from hippo_core.errors import HippoError, UsageError
+from hippo_core.base.errors import HippoError, UsageError
+from hippo_core.base.records import Record
 from hippo_core.files.atomic import atomic_write
-from hippo_core.records import Record
 from hippo_core.settings.values import LoadedSettings, Settings
 
 
@@ -292,7 +292,7 @@ def _shown_value(values: dict[str, Any], loc: tuple[int | str, ...]) -> str:
         except (KeyError, IndexError, TypeError):
             return "nothing"
     if isinstance(value, str) and "://" in value and "@" in value:
-        from hippo_core.outbound import shown_url
+        from hippo_core.base.outbound import shown_url
 
         value = shown_url(value)  # a password in a URL is not echoed back
     text = tomlkit.item(value).as_string() if value is not None else "nothing"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from hippo_core.errors import HippoError
+from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins
@@ -177,7 +177,7 @@ def _owned_key(
 ) -> tuple[str, type[BaseModel], list[str]]:
     """The table of ``key`` (``triggers.on_compact``), its model and the path below it (a
     table of its own too, with ``tables``); one usage error when it is none of them."""
-    from hippo_core.errors import UsageError
+    from hippo_core.base.errors import UsageError
 
     owned = plugins.settings_tables()
     name, _, rest = key.partition(".")

@@ -1,13 +1,13 @@
 """Workspace settings as the rest of hippo uses them: frozen values, defaults filled in.
 
 The file they come from is read by :mod:`hippo_core.settings.file` and validated by
-:mod:`hippo_core.settings.schema`. These are :class:`~hippo_core.records.Record` values
+:mod:`hippo_core.settings.schema`. These are :class:`~hippo_core.base.records.Record` values
 rather than dataclasses: every agent hook reads them, and dataclasses cost it an import.
 """
 
 from __future__ import annotations
 
-from hippo_core.records import Record
+from hippo_core.base.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

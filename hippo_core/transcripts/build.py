@@ -14,8 +14,8 @@ import os
 from collections.abc import Iterable
 
 from hippo_core import handover
+from hippo_core.base.patterns import Lazy
 from hippo_core.files import jsontext
-from hippo_core.patterns import Lazy
 from hippo_core.transcripts.external import clean, outside_file
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
 from hippo_core.transcripts.project import Scope

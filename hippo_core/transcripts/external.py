@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from hippo_core.patterns import Lazy
+from hippo_core.base.patterns import Lazy
 
 #: hippo's own MCP server's calls, which are no read from outside.
 HIPPO_MCP = "MCP: hippo "

@@ -1,13 +1,13 @@
 """What a transcript source produces: sessions and turns, and where to resume reading.
 
-Plain, JSON-friendly values (:class:`~hippo_core.records.Struct`: fields in ``__slots__``,
+Plain, JSON-friendly values (:class:`~hippo_core.base.records.Struct`: fields in ``__slots__``,
 ``as_dict()``): the ingest stores them in the index and keeps :class:`Resume` between
 runs, so a source reads each byte of an append-only file about once.
 """
 
 from __future__ import annotations
 
-from hippo_core.records import Struct
+from hippo_core.base.records import Struct
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

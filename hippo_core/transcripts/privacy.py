@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from hippo_core.patterns import Lazy
-from hippo_core.records import Record
+from hippo_core.base.patterns import Lazy
+from hippo_core.base.records import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Iterator
 
-from hippo_core.patterns import Lazy
+from hippo_core.base.patterns import Lazy
 from hippo_core.transcripts.build import resolve
 from hippo_core.transcripts.external import fetched, web
 

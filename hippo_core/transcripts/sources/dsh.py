@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from hippo_core.patterns import Lazy
+from hippo_core.base.patterns import Lazy
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder

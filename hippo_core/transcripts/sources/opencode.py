@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from hippo_core import handover
+from hippo_core.base.patterns import Lazy
 from hippo_core.files import jsontext
-from hippo_core.patterns import Lazy
 from hippo_core.session_ids import session_id
 from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder

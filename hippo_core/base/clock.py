@@ -27,7 +27,7 @@ VARIABLE = "HIPPO_NOW"
 def now() -> float:
     """Seconds since the epoch: ``HIPPO_NOW`` when it is set, else the system's clock.
 
-    A value that is neither is a :class:`~hippo_core.errors.HippoError` naming it."""
+    A value that is neither is a :class:`~hippo_core.base.errors.HippoError` naming it."""
     given = os.environ.get(VARIABLE, "").strip()
     if not given:
         return time.time()
@@ -40,7 +40,7 @@ def now() -> float:
     try:
         moment = datetime.fromisoformat(given.replace("Z", "+00:00"))
     except ValueError:
-        from hippo_core.errors import HippoError
+        from hippo_core.base.errors import HippoError
 
         raise HippoError(
             f"{VARIABLE}={given!r}: give seconds since the epoch or a time such as "
