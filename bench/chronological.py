@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 CUTS = (0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 K = 5
@@ -214,7 +214,7 @@ def workspace_of(data: Path, work: Path) -> tuple[Workspace, list[dict], list[Ca
     """A workspace of ``data``'s notes in ``work`` (``HIPPO_HOME`` there too) with a session
     per commit ingested; the commits in date order and the tasks of the replay."""
     from hippo_core.index.ingest import ingest
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
     from tests.claude_factory import ClaudeSession
 
     rows = lambda name: [  # noqa: E731

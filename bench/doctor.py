@@ -99,7 +99,7 @@ def asked(root: Path, env: dict[str, str]) -> int:
     sys.path.insert(0, str(ROOT))
     from hippo_core.builtins import relevance_doctor
     from hippo_core.dream.turns import TurnIndex
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     kept, rows = dict(os.environ), TurnIndex._rows
     count = 0

@@ -97,7 +97,7 @@ def measure(data: Path, *, edits: bool) -> dict[str, float]:
     from hippo_core.dream.turns import BODY_TERMS, TurnIndex
     from hippo_core.files.home import index_path
     from hippo_core.index.ingest import ingest
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -142,7 +142,7 @@ def context(data: Path) -> dict[str, list[tuple[float, float]]]:
     from chronological import BEFORE, OneBag, _rates
 
     from hippo_core.dream.measure import Case, bm25_ranker, relevance_rankers
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"

@@ -127,7 +127,7 @@ def note_text(rng: random.Random, subject: str) -> str:
 
 def month(days: int) -> None:
     from hippo_core.dream.run import Options, dream
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
     from tests.claude_factory import ClaudeSession
 
     print(
@@ -201,7 +201,7 @@ def public(name: str, days: int, edits: bool) -> dict[str, int]:
     from hippo_core.dream.turns import BODY_TERMS, TurnIndex
     from hippo_core.files.home import index_path
     from hippo_core.index.ingest import ingest
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -95,7 +95,7 @@ if TYPE_CHECKING:
     from hippo_core.settings.values import Settings
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
     from hippo_core.transcripts.privacy import redact_text
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: The public API, the one list of it: each section of docs/plugins.md ("The public API"),
 #: the modules its names live in, and the names. ``__all__`` and the lazy lookup below are
@@ -110,7 +110,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.version": ("__version__",),
     },
     "The workspace and its settings": {
-        "hippo_core.workspace": ("Workspace",),
+        "hippo_core.workspace.folder": ("Workspace",),
         "hippo_core.settings.values": ("Settings",),
         "hippo_core.settings.tables": ("settings_table", "update_settings"),
         "hippo_core.sessions": ("session_records",),

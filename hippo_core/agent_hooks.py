@@ -20,14 +20,14 @@ import time
 
 from hippo_core import handover
 from hippo_core.files import jsontext
-from hippo_core.locate import HIPPO_DIR, find_root
 from hippo_core.session_ids import DECLARED, session_id
+from hippo_core.workspace.locate import HIPPO_DIR, find_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: Hook names as the CLI spells them.
 EVENTS = ("session-start", "prompt", "session-end", "compact")
@@ -86,7 +86,7 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
         raw_id = _raw_id(payload, tool)
         if event == "prompt" and _prompted(root, raw_id):
             return
-        from hippo_core.workspace import LOOKS, Workspace
+        from hippo_core.workspace.folder import LOOKS, Workspace
 
         workspace = Workspace.open(root)
         workspace.looks = LOOKS

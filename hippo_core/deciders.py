@@ -29,7 +29,7 @@ from hippo_core.base.errors import HippoError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: ``way`` (``terminal``, ``command``, ``mcp`` or ``http``), ``person`` (bool), and what is
 #: known of who: ``user`` (a login); ``agent`` (the agent the environment names:

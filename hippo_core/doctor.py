@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo_core.base.findings import Finding
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def run_doctor(workspace: Workspace) -> list[Finding]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from hippo_core.dream.receipts import PURGED
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: The fields of a session record that hold what a session was asked and handed off.
 SESSION_TEXTS = ("task", "handoff", "title", "last_answer")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from hippo_core.base.errors import HippoError
 from hippo_core.files.atomic import atomic_write
-from hippo_core.locate import HIPPO_DIR
-from hippo_core.workspace import Workspace, check_folder_name
+from hippo_core.workspace.folder import Workspace, check_folder_name
+from hippo_core.workspace.locate import HIPPO_DIR
 
 GITIGNORE_HEADER = "# hippo: files that stay on this machine (written by `hippo init`)"
 

@@ -17,7 +17,7 @@ from hippo_core.review_queues import ReviewQueue, queues
 if TYPE_CHECKING:
     from hippo_core.deciders import Decider
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 PROPOSAL = "proposal"
 

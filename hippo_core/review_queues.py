@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: :class:`hippo_core.plugins.manager.Plugins` (not imported: the manager imports the hooks').
 Plugins = Any

@@ -11,7 +11,7 @@ import json
 from hippo_core import sessions
 from hippo_core.files.atomic import atomic_write
 from hippo_core.notes.text import LOG_HEADER
-from hippo_core.workspace import Workspace
+from hippo_core.workspace.folder import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from hippo_core.base.errors import HippoError
 from hippo_core.files import jsontext
 from hippo_core.files.jsonfiles import json_objects_in, read_json_object
 from hippo_core.files.owner_only import owner_only_write
-from hippo_core.locate import HIPPO_DIR
 from hippo_core.session_ids import DECLARED, DERIVED, session_id
+from hippo_core.workspace.locate import HIPPO_DIR
 
 # The agents' hooks import this module on every prompt: typing, pathlib, datetime and
 # hashlib are left to the type checker and to the rare call that needs them.
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 __all__ = [
     "DECLARED",

@@ -68,7 +68,7 @@ def _themes(root: str, plugins: Plugins, settings: Settings) -> str:
     from hippo_core.packs.files import PackError
     from hippo_core.packs.survey import survey
     from hippo_core.settings.values import LoadedSettings
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     try:
         found = survey(Workspace(root, LoadedSettings(settings)), plugins, strict=False)

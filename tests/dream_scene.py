@@ -104,7 +104,7 @@ class Scene:
     def report(self) -> str:
         """The newest report (``<date>-2-dream.md`` is newer than ``<date>-dream.md``)."""
         from hippo_core.dream.state import reports
-        from hippo_core.workspace import Workspace
+        from hippo_core.workspace.folder import Workspace
 
         return reports(Workspace.open(self.root))[-1].read_text(encoding="utf-8")
 

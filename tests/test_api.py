@@ -59,7 +59,7 @@ def test_importing_the_api_imports_none_of_it() -> None:
         "import sys, hippo_core\n"
         "print(sorted(m for m in sys.modules if m.startswith('hippo_')))\n"
         "hippo_core.Workspace\n"
-        "print('hippo_core.workspace' in sys.modules)\n"
+        "print('hippo_core.workspace.folder' in sys.modules)\n"
     )
     found = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True

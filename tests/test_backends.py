@@ -26,7 +26,7 @@ from hippo_core.dream.backends import MAX_REPLY_BYTES
 from hippo_core.dream.model import ModelBackend, ModelUnreachable
 from hippo_core.plugins.manager import load_plugins
 from hippo_core.transcripts.privacy import model_call_line
-from hippo_core.workspace import Workspace
+from hippo_core.workspace.folder import Workspace
 
 from .conftest import WorkspaceMaker
 from .local_http import recorder, start_server

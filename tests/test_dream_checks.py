@@ -160,7 +160,7 @@ def test_a_chunk_fails_only_when_no_reply_of_a_role_could_be_read(
     from hippo_core.base.errors import HippoError
     from hippo_core.dream.report import Report
     from hippo_core.dream.run import _all_unreadable
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     workspace = Workspace.open(make_workspace('model_command = ["my-model", "-p"]\n'))
     report = Report(datetime.now(UTC), dry_run=False)

@@ -122,7 +122,7 @@ def test_the_queue_reviewer_waits_for_hippo_review(scene: Scene):
 
 def test_a_second_dream_in_the_same_workspace_is_refused(scene: Scene):
     from hippo_core.dream.run import dream_lock_path
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     with file_lock(dream_lock_path(Workspace.open(scene.root))):
         run = scene.dream()

@@ -403,7 +403,7 @@ def test_a_dream_given_transcript_folders_reads_only_those(
     from datetime import timedelta
 
     from hippo_core.dream.run import Options, dream
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     root = make_workspace()
     own = ClaudeSession(isolated_home / ".claude", str(root), start=START)

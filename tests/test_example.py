@@ -85,7 +85,7 @@ def test_the_readme_main_job_on_the_example(
 def test_the_example_ships_the_core_pack_as_hippo_init_writes_it():
     from hippo_core.packs.listing import list_packs
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     source = load_plugins().packs()["core"].directory
     shipped = EXAMPLE / ".hippo" / "packs" / "core"

@@ -34,7 +34,7 @@ HEAVY = ("typer", "typer._click", "click", "sqlalchemy", "pydantic", "jinja2", "
 HOT = (*HEAVY, "pluggy", "dataclasses", "typing", "inspect", "pathlib", "sqlite3.dbapi2")
 #: What a later prompt of a session, which prints nothing, avoids on top: it has its answer
 #: from the session record before the workspace is opened.
-LATER_PROMPT = (*HOT, "hippo_core.workspace", "hippo_core.settings.values", "contextlib")
+LATER_PROMPT = (*HOT, "hippo_core.workspace.folder", "hippo_core.settings.values", "contextlib")
 INGEST = (
     *HEAVY,
     "pluggy",
@@ -205,7 +205,7 @@ def test_importing_the_package_is_cheap() -> None:
     assert result.returncode == 0, result.stderr
     first, then, home, names = ast.literal_eval(result.stdout)
     assert first == ["hippo_core", "hippo_core.version"], f"import hippo_core imported {first}"
-    assert "hippo_core.workspace" in then and home == "hippo_core.workspace", then
+    assert "hippo_core.workspace.folder" in then and home == "hippo_core.workspace.folder", then
     missing = sorted(set(hippo_core.__all__) - set(names))
     assert not missing, f"dir(hippo_core) leaves out {missing}"
     modules = modules_at_exit(python(f"import hippo_core\n{BASELINE}", cwd=ROOT))

@@ -143,7 +143,7 @@ def test_a_record_left_from_before_is_no_session_and_counts_for_no_trigger(
 ) -> None:
     from hippo_core.builtins.triggers import ended_since_dream
     from hippo_core.sessions import session_records
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     sessions = scene.root / ".hippo" / "sessions"
     sessions.mkdir(exist_ok=True)

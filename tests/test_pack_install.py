@@ -15,7 +15,7 @@ import pytest
 
 from hippo_core.packs.running import load_packs, load_passes
 from hippo_core.plugins.manager import load_plugins
-from hippo_core.workspace import Workspace
+from hippo_core.workspace.folder import Workspace
 
 from .conftest import HippoRunner, Run, WorkspaceMaker
 from .test_registry import (

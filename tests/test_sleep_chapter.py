@@ -16,7 +16,7 @@ import shlex
 import tomllib
 from pathlib import Path
 
-from hippo_core.workspace import Workspace
+from hippo_core.workspace.folder import Workspace
 from tests.conftest import HippoRunner
 from tests.doc_steps import blocks, console, matches
 from tests.terminal import in_a_terminal

@@ -165,7 +165,7 @@ def _second_draft(night: Sleepy) -> str:
 
 
 def _workspace(night: Sleepy) -> Any:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     return Workspace.open(night.root)
 

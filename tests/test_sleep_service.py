@@ -430,7 +430,7 @@ def test_a_service_killed_mid_sleep_leaves_records_the_next_start_goes_on_from(
 
 
 def _fragments(sleepy: Sleepy) -> list[dict[str, Any]]:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
     from hippo_packs.sleep.records import store
 
     return store.fragments(Workspace.open(sleepy.root))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hippo_core.workspace import Workspace
+from hippo_core.workspace.folder import Workspace
 from hippo_packs.sleep.cycle.purge import tombstone_id
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.models.chat_server import ChatServer

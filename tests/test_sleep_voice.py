@@ -23,7 +23,7 @@ def voice_on(night: Sleepy, max_chars: int = 1500) -> None:
 def test_off_by_default_nothing_is_written_and_setting_is_refused(
     make_workspace: WorkspaceMaker, hippo: HippoRunner
 ) -> None:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
     from hippo_packs.sleep.commands.tools import NoArguments, voice_card
 
     night = make_sleepy(make_workspace(), hippo)
@@ -35,7 +35,7 @@ def test_off_by_default_nothing_is_written_and_setting_is_refused(
 
 
 def test_versions_their_why_and_the_cap(make_workspace: WorkspaceMaker, hippo: HippoRunner):
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
     from hippo_packs.sleep.commands.tools import NoArguments, voice_card
 
     night = make_sleepy(make_workspace(), hippo)

@@ -110,7 +110,7 @@ def test_compaction_starts_a_dream_and_the_hook_returns_at_once(
 def test_nothing_doubled_while_a_dream_runs(make_workspace: WorkspaceMaker, tmp_path: Path) -> None:
     from hippo_core.dream.run import dream_lock_path
     from hippo_core.files.locks import file_lock
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     ws = make_workspace("[triggers]\non_compact = true\n")
     with file_lock(dream_lock_path(Workspace.open(ws)), wait=0) as held:

@@ -12,7 +12,7 @@ from hippo_core.dream.turns import TurnIndex
 from hippo_core.files.home import index_path
 from hippo_core.index.ingest import ingest
 from hippo_core.notes.terms import clean, stem, terms
-from hippo_core.workspace import Workspace
+from hippo_core.workspace.folder import Workspace
 from tests.claude_factory import ClaudeSession
 from tests.conftest import WorkspaceMaker
 

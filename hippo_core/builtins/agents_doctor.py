@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from hippo_core.base.findings import Finding
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: How far back a failure in hooks.log still counts.
 RECENT_SECONDS = 7 * 24 * 3600

@@ -13,7 +13,7 @@ from hippo_core.plugins.manager import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 ENTRY, REQUIRED, SESSION, RELEVANT, LINTER = 20, 30, 40, 50, 60
 MAX_RELEVANT = 5  # as hippo_core.context.relevance has it

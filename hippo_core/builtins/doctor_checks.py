@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.base.findings import Finding
     from hippo_core.plugins.manager import CommandEntry, Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @hookimpl
@@ -87,7 +87,7 @@ def _unreadable_names(workspace: Workspace) -> list[Finding]:
     """Notes and folders below ``notes_dir`` whose names are not UTF-8: left out of
     everything, so named here."""
     from hippo_core.base.findings import Finding
-    from hippo_core.locate import shown_name, utf8_name
+    from hippo_core.files.names import shown_name, utf8_name
 
     found = []
     for folder, dirs, files in os.walk(workspace.notes_dir):

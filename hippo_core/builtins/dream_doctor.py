@@ -9,7 +9,7 @@ from hippo_core.plugins.manager import hookimpl
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.base.findings import Finding
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @hookimpl

@@ -10,7 +10,7 @@ from hippo_core.plugins.manager import hookimpl
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.plugins.events import Event
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @hookimpl

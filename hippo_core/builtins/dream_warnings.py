@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 
 from hippo_core.context.budget import ContextPart
-from hippo_core.locate import HIPPO_DIR
 from hippo_core.plugins.manager import hookimpl
+from hippo_core.workspace.locate import HIPPO_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 WARNINGS = 10
 

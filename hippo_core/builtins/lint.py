@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     from hippo_core.base.findings import Finding
     from hippo_core.notes.note import Note
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 ERRORS = frozenset({"invalid frontmatter", "unreadable note"})
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from hippo_core.base.findings import Finding
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @hookimpl

@@ -12,7 +12,7 @@ LATEST = 300
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.base.findings import Finding
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @hookimpl

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from hippo_core.base.findings import Finding
     from hippo_core.builtins.trigger_settings import Triggers
     from hippo_core.plugins.events import Event
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 TABLE = "triggers"
 LOG = "reports/triggers.log"

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from typer._click import Context, HelpFormatter
 
     from hippo_core.base.findings import Finding
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -113,7 +113,7 @@ def say(line: str) -> None:
 
 def current_workspace(*, warn: bool = True) -> Workspace:
     """The workspace here; its settings' warnings on stderr unless ``warn`` is False."""
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     found = Workspace.find()
     if warn and found.loaded.warnings:
@@ -127,7 +127,7 @@ def current_workspace(*, warn: bool = True) -> Workspace:
 
 def workspace_if_any() -> Workspace | None:
     """The workspace here, or None outside one."""
-    from hippo_core.workspace import find_root
+    from hippo_core.workspace.folder import find_root
 
     return current_workspace() if find_root(Path.cwd()) is not None else None
 

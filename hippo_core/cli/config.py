@@ -9,7 +9,7 @@ from hippo_core.cli.common import HippoCommand, command_group, current_workspace
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.settings.values import Settings
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 app = command_group("Read and change workspace settings.")
 
@@ -59,7 +59,7 @@ def set_(
     if "." in key:
         from hippo_core.plugins.manager import load_plugins
         from hippo_core.settings.tables import get_plugin_setting, set_plugin_setting
-        from hippo_core.workspace import Workspace
+        from hippo_core.workspace.folder import Workspace
 
         plugins = load_plugins()
         old = get_plugin_setting(found, plugins, key)

@@ -17,7 +17,7 @@ AGENT_ARGUMENT = typer.Argument(
 
 
 def _project() -> Path:
-    from hippo_core.workspace import Workspace, find_root
+    from hippo_core.workspace.folder import Workspace, find_root
 
     root = find_root(Path.cwd())
     return Workspace.open(root).root if root else Path.cwd()
@@ -32,7 +32,7 @@ def _settings_file(agent: str, user: bool) -> Path:
 def _on_compact() -> bool:
     """Whether this workspace's activity triggers dream when an agent compacts."""
     from hippo_core.builtins.triggers import TABLE, settings
-    from hippo_core.workspace import Workspace, find_root
+    from hippo_core.workspace.folder import Workspace, find_root
 
     root = find_root(Path.cwd())
     if root is None:

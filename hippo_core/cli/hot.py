@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: For each command: its options, each taking a value (``str``, ``int``) or a flag (``bool``).
 OPTIONS: dict[str, dict[str, type]] = {
@@ -85,7 +85,7 @@ def context(task: str | None, session: str | None, budget: int | None) -> int:
     from hippo_core.context.budget import check_budget
     from hippo_core.context.build import build_context
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.workspace import LOOKS, Workspace
+    from hippo_core.workspace.folder import LOOKS, Workspace
 
     if budget is not None:
         check_budget(budget)
@@ -143,7 +143,7 @@ def ingest(full: bool, as_json: bool) -> int:
 
     from hippo_core.index.ingest import ingest as run_ingest
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.workspace import Workspace, find_root
+    from hippo_core.workspace.folder import Workspace, find_root
 
     load_plugins(hot=True)  # the sources, read as an agent's hooks read plugins
 

@@ -18,7 +18,7 @@ def init(
     """Set up a workspace in the current folder, or complete one."""
     from hippo_core.base.errors import HippoError
     from hippo_core.init import init_workspace
-    from hippo_core.workspace import find_root
+    from hippo_core.workspace.folder import find_root
 
     here = Path.cwd()
     above = find_root(here.parent) if not (here / ".hippo").is_dir() else None

@@ -46,7 +46,7 @@ def mcp(ctx: typer.Context) -> None:
 
 def _config_file(agent: str, user: bool) -> Path:
     from hippo_core.mcp.install import config_file
-    from hippo_core.workspace import find_root
+    from hippo_core.workspace.folder import find_root
 
     project = Path.cwd()
     if not user:

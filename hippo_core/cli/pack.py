@@ -24,7 +24,7 @@ def list_(
     """List every pack and theme here: source, version, edits, passes, themes."""
     from hippo_core.packs.listing import list_packs, render
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     rows, problems = list_packs(Workspace.find(), load_plugins())
     if as_json:
@@ -47,7 +47,7 @@ def vendor(
     """Copy an installed distribution's pack into .hippo/packs/ to edit it."""
     from hippo_core.packs.vendor import vendor as copy
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     workspace = Workspace.find()
     entry = copy(workspace, load_plugins(), name)

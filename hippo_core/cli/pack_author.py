@@ -168,7 +168,7 @@ def _warn_twins(
     a workspace with both, one of them is left out."""
     from hippo_core.base.errors import HippoError
     from hippo_core.packs.survey import survey
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     others = {s.name: s.directory for s in plugins.all_packs()}
     with contextlib.suppress(HippoError):  # outside a workspace: the installed packs only
@@ -252,7 +252,7 @@ def _beside(plugins: Plugins) -> dict[str, Path]:
     """The packs of the workspace here, by name (none outside a workspace), for a theme."""
     from hippo_core.base.errors import HippoError
     from hippo_core.packs.survey import survey
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     try:
         return {found.name: found.root for found in survey(Workspace.find(), plugins).packs}

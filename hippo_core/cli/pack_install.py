@@ -19,7 +19,7 @@ from hippo_core.cli.common import JSON_OPTION, current_workspace, say, subcomman
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def search(

@@ -95,7 +95,7 @@ def _packs(loaded: Plugins) -> dict[str, list[dict[str, Any]]]:
     states: dict[tuple[str, str], tuple[str, str]] = {}
     try:
         from hippo_core.packs.running import load_here
-        from hippo_core.workspace import Workspace
+        from hippo_core.workspace.folder import Workspace
 
         here = load_here(Workspace.find(), loaded, strict=False)
     except HippoError:

@@ -10,7 +10,7 @@ import typer
 from hippo_core.cli.common import current_workspace
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def revert(

@@ -19,7 +19,7 @@ from hippo_core.cli.common import JSON_OPTION, current_workspace, print_json
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def review(

@@ -14,7 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import ScheduleJob
     from hippo_core.schedule import Entry
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 app = command_group(
     "Run hippo dream (and the jobs plugins add) on a clock: launchd on macOS, systemd on "

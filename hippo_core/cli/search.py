@@ -101,7 +101,7 @@ def _team() -> tuple[str, str]:
     from pathlib import Path
 
     from hippo_core.index import team
-    from hippo_core.workspace import Workspace, find_root
+    from hippo_core.workspace.folder import Workspace, find_root
 
     root = find_root(Path.cwd())
     if root is None:

@@ -22,7 +22,7 @@ def start(
 ) -> None:
     """Declare a session; print its id."""
     from hippo_core import sessions
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     workspace = Workspace.find()
     _close_to_a_known_tool(tool)
@@ -63,7 +63,7 @@ def end(
 ) -> None:
     """End a declared session: the notes it touched, a handoff, or why nothing changed."""
     from hippo_core.sessions import end_session
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     record = end_session(
         Workspace.find(), session, notes=notes, handoff=handoff, no_change=no_change

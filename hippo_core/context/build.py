@@ -7,7 +7,7 @@ from hippo_core.plugins.manager import Plugins, load_plugins
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def build_context(

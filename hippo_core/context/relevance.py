@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from hippo_core.index.history import SessionTerms
     from hippo_core.notes.index import NotesIndex
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: The values of the ``relevance`` setting, the default first.
 SETTINGS = ("headings", "bm25", "history")

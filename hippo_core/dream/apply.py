@@ -36,7 +36,7 @@ from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 APPLIED, REJECTED, CHANGED, FAILED = "applied", "rejected", "note changed", "not applied"
 #: A confirmed change that no longer applies to the note as an earlier change of the same

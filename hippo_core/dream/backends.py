@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import urllib.error
     import urllib.request
 
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 MAX_REPLY_BYTES = 16 * 1024 * 1024
 """The most bytes of a reply hippo reads; a longer reply is ``too_large``."""

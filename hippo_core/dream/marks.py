@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import os
 
-from hippo_core.locate import HIPPO_DIR
+from hippo_core.workspace.locate import HIPPO_DIR
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 CACHE = "dreamed.json"
 

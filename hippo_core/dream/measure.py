@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def measure_verify(workspace: Workspace) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.notes.note import Note
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 class ModelUnreachable(HippoError):

@@ -30,7 +30,7 @@ from hippo_core.packs.manifest import MANIFEST, PROTOCOL, Manifest
 if TYPE_CHECKING:
     from hippo_core.packs.survey import Found
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 __all__ = [
     "MAX_FILE_BYTES",

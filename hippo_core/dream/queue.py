@@ -20,7 +20,7 @@ from hippo_core.plugins.events import Event
 if TYPE_CHECKING:
     from hippo_core.deciders import Decider
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 COMMON = ("id", "pass", "note", "kind", "old", "new", "reason", "evidence")
 META = ("created", "chunk", "prompt", "proposer", "review", "persona")

@@ -13,7 +13,7 @@ from hippo_core.dream.model import Item, ReadContext, SessionView, TurnText
 
 if TYPE_CHECKING:
     from hippo_core.notes.note import Note
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 class Sessions:

@@ -24,7 +24,7 @@ from hippo_core.files.jsonfiles import json_objects_in, read_json_object
 
 if TYPE_CHECKING:
     from hippo_core.dream.model import Proposal
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 CHANGE, REVERT = "change", "revert"
 

@@ -21,7 +21,7 @@ from hippo_core.files.atomic import atomic_write
 
 if TYPE_CHECKING:
     from hippo_core.packs.running import Loaded
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 SECTIONS = (
     "Window",

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hippo_core.dream.model import Proposal, TurnText
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 _URL = re.compile(r"\b(?:https?|ftp|file)://[^\s`'\"<>)]+|\bwww\.[^\s`'\"<>)]+", re.I)
 _COMMAND = re.compile(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from hippo_core.files.atomic import atomic_write
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 STATE_FILE = "dream-state.json"
 #: In ``.hippo/cache/``: who last dreamed the workspace's project on its team index, and

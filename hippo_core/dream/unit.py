@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from hippo_core.dream.turns import TurnIndex
     from hippo_core.notes.note import Note
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 NONE_TEXT = "(none)\n"
 

@@ -29,7 +29,7 @@ from hippo_core.files.model_folder import OWNER, PREFIX
 from hippo_core.files.processes import process_alive
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 STALE_SECONDS = 600
 MODEL_PREFIX = PREFIX

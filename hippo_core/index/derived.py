@@ -18,7 +18,7 @@ from hippo_core.files.cache import read_cache, write_cache
 from hippo_core.files.model_folder import in_model_folder
 from hippo_core.index.db import connect, generation
 from hippo_core.index.seen import changed, signatures
-from hippo_core.workspace import Workspace
+from hippo_core.workspace.folder import Workspace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from pathlib import Path
 from hippo_core.base.errors import HippoError
 from hippo_core.files import jsontext
 from hippo_core.files.home import hippo_home, user_path
+from hippo_core.files.names import shown_name, utf8_name
 from hippo_core.index import db
 from hippo_core.index.summary import IngestSummary
-from hippo_core.locate import shown_name, utf8_name
 from hippo_core.transcripts.model import Parsed, Resume, TranscriptSource
 
 TYPE_CHECKING = False

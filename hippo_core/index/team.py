@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from sqlalchemy import Connection, Engine
 
     from hippo_core.index.search import Hit
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 ENV = "HIPPO_INDEX_URL"
 #: Sessions pushed per batch of statements, and turns per statement (PostgreSQL takes at

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from sqlalchemy import Connection
 
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: Sessions fetched per query.
 BATCH = 200

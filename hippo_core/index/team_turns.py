@@ -29,7 +29,7 @@ from hippo_core.index import team_schema
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: A turn's columns as the readers need them, with whose it is.
 _TURN = (

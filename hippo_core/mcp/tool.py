@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from hippo_core.base.errors import HippoError, UsageError
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: What MCP allows in a tool's name.
 NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -108,7 +108,7 @@ def _call(tools: Mapping[str, Tool], name: str, arguments: object, start: str) -
                 f"unknown tool {_shown(name)}; the tools are {', '.join(sorted(tools))}"
             )
         given = parse_arguments(tool, arguments)
-        from hippo_core.workspace import Workspace
+        from hippo_core.workspace.folder import Workspace
 
         workspace = Workspace.find(start)
         for line in workspace.loaded.warnings:

@@ -17,7 +17,7 @@ from hippo_core.base.errors import UsageError
 from hippo_core.mcp.tool import Tool, ToolArguments
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 #: Bounds on what an agent may send: words to look for, ids, paths, and prose.
 QUERY, NAME, PATH, PROSE = 2_000, 300, 1_000, 20_000

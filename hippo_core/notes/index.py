@@ -32,7 +32,7 @@ import marshal
 import os
 import time
 
-from hippo_core.locate import utf8_name
+from hippo_core.files.names import utf8_name
 from hippo_core.notes.fields import BODY, FIELDS, Scoring
 from hippo_core.notes.links import resolve
 from hippo_core.notes.terms import note_terms

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from hippo_core.base.findings import Finding
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def lint_notes(workspace: Workspace, plugins: Plugins | None = None) -> list[Finding]:

@@ -17,7 +17,7 @@ from hippo_core.notes.text import decode_note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def recall(workspace: Workspace, query: str, *, limit: int, max_bytes: int) -> dict[str, Any]:

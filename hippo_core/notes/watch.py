@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from hippo_core.index.history import SessionTerms
     from hippo_core.notes.index import NotesIndex
     from hippo_core.notes.postings import TermNotes
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 # -- the watcher ---------------------------------------------------------------------------
 
@@ -371,7 +371,7 @@ class NotesWatcher:
 def workspace_watcher(workspace: Workspace) -> NotesWatcher:
     """The watcher of ``workspace``'s notes index (``.hippo/cache/notes.sqlite``), keeping
     terms as its ``relevance`` needs them."""
-    from hippo_core.locate import HIPPO_DIR
+    from hippo_core.workspace.locate import HIPPO_DIR
 
     notes = workspace.inside(workspace.settings.notes_dir)
     index = workspace.inside(HIPPO_DIR, "cache", "notes.sqlite")
@@ -387,7 +387,7 @@ def keep_fresh(start: str) -> Callable[[], None] | None:
     import threading
 
     from hippo_core.base.errors import HippoError
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     try:
         watcher = workspace_watcher(Workspace.find(start))

@@ -15,7 +15,7 @@ from hippo_core.packs.archive import remove_tree
 
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 STAGING_PREFIX = ".pack-"
 """Folders inside ``.hippo/`` that hold a pack while it is checked, or on its way out."""

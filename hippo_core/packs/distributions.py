@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from hippo_core.packs.index import Release
     from hippo_core.packs.wheels import Installed, Wheel
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @dataclass(frozen=True)

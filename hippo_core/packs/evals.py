@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from hippo_core.packs.evals_replay import Metered, Recording
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def run_eval(
@@ -47,7 +47,7 @@ def run_eval(
     that fails (the model, a replay miss, the dream) is a failed :class:`CaseResult`.
     """
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.workspace import Workspace, find_root
+    from hippo_core.workspace.folder import Workspace, find_root
 
     here = find_root(Path.cwd())
     workspace = Workspace.open(here) if here is not None else None
@@ -217,7 +217,7 @@ def _run(
     from hippo_core.index.derived import write_derived
     from hippo_core.index.ingest import ingest
     from hippo_core.packs.running import load_here
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     root = temp / "workspace"
     _build(root, case, pack, pack_root, settings)
@@ -275,7 +275,7 @@ def _build(root: Path, case: Case, pack: str, pack_root: Path, settings: str) ->
     shutil.copytree(case.notes, root / "notes", symlinks=True)
     # The copy runs even where a distribution installed here registers the same pack.
     from hippo_core.packs.lock import Locked, update_lock
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
     workspace = Workspace.open(root)
     update_lock(workspace, Locked(pack, "", "vendored", f"eval of {pack_root}"))

@@ -23,7 +23,7 @@ from hippo_core.packs.evals_case import WORKSPACE
 if TYPE_CHECKING:
     from hippo_core.dream.model import Pass
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 VERSION = 1
 AGAIN = "run hippo eval pack with --record again"

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from hippo_core.packs.evals_case import Case, Expect
     from hippo_core.plugins.events import Event
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 Mode = Literal["live", "record", "replay"]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 MAX_FILE_BYTES = 65536
 """The most bytes a prompt, a persona or a file they include may have."""

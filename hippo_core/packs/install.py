@@ -40,7 +40,7 @@ from hippo_core.version import __version__
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from hippo_core.packs.running import Loaded
     from hippo_core.packs.survey import Found, LeftOut
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @dataclass(frozen=True)

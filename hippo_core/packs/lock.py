@@ -32,7 +32,7 @@ from hippo_core.base.errors import HippoError
 from hippo_core.files.atomic import atomic_write
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 LOCK_FILE = "packs.lock"
 ORIGINS = ("builtin", "registry", "distribution", "vendored")

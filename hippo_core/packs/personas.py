@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from hippo_core.packs.survey import Found
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from hippo_core.packs.lock import edited_files, read_lock, write_lock
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked
     from hippo_core.plugins.manager import PackSource
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def remove(

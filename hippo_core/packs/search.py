@@ -10,7 +10,7 @@ from hippo_core.packs.registries import Say, configured, first_party, load_index
 from hippo_core.version import __version__
 
 if TYPE_CHECKING:
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 @dataclass(frozen=True)

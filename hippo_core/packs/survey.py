@@ -26,7 +26,7 @@ from hippo_core.version import __version__
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked
     from hippo_core.plugins.manager import PackSource, Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 THEMED = ("prompts", "personas")
 """The folders whose files a theme may override."""

@@ -28,7 +28,7 @@ from hippo_core.packs.registries import Say, quiet
 if TYPE_CHECKING:
     from hippo_core.packs.index import Release
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def sync(

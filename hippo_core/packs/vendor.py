@@ -17,7 +17,7 @@ from hippo_core.base.errors import HippoError, UsageError
 if TYPE_CHECKING:
     from hippo_core.packs.lock import Locked
     from hippo_core.plugins.manager import PackSource, Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def vendor(workspace: Workspace, plugins: Plugins, name: str) -> Locked:

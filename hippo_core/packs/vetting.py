@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from hippo_core.dream.packs import Pack
     from hippo_core.packs.index import Release
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 
 def fetch_and_check(

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from hippo_core.plugins.events import Event
     from hippo_core.review_queues import ReviewQueue
     from hippo_core.transcripts.model import TranscriptSource
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 BackendFactory = Callable[["Workspace"], "ModelBackend"]
 

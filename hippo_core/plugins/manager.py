@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from hippo_core.plugins.hookspecs import BackendFactory
     from hippo_core.plugins.hot import Impl
     from hippo_core.transcripts.model import TranscriptSource
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 __all__ = ["DEFAULT_PLUGINS", "Plugins", "hookimpl", "load_plugins"]
 

@@ -26,7 +26,7 @@ from hippo_core.base.errors import HippoError
 
 if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins
-    from hippo_core.workspace import Workspace
+    from hippo_core.workspace.folder import Workspace
 
 SHOWN_AS = ".hippo/settings.toml"
 

@@ -20,20 +20,3 @@ def find_root(start: str) -> str | None:
         if parent == folder:
             return None
         folder = parent
-
-
-def utf8_name(name: str) -> bool:
-    """Whether a name read from the disk is UTF-8: Python hands other bytes over as
-    surrogates, which no index, receipt or prompt can hold, so such files are left out."""
-    if name.isascii():
-        return True
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def shown_name(name: str) -> str:
-    """A name that is not UTF-8 as a person can read it: its odd bytes as ``\\xff``."""
-    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")

@@ -6,9 +6,10 @@ import os
 from functools import cached_property
 
 from hippo_core.base.errors import HippoError
-from hippo_core.locate import HIPPO_DIR, shown_name, utf8_name
-from hippo_core.locate import find_root as _find_root
+from hippo_core.files.names import shown_name, utf8_name
 from hippo_core.settings.file import SETTINGS_FILE, load_settings
+from hippo_core.workspace.locate import HIPPO_DIR
+from hippo_core.workspace.locate import find_root as _find_root
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

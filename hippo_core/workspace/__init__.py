@@ -1,0 +1,1 @@
+"""The workspace: the folder holding .hippo/, and which folder that is."""
