@@ -19,7 +19,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from hippo_core.agent_env import without_agent
+    from hippo_core.agents.deciders import acting_now, at_terminal, describe_decider, same_author
+    from hippo_core.agents.env import without_agent
+    from hippo_core.agents.sessions import session_records
     from hippo_core.base.clock import now, utc_now
     from hippo_core.base.errors import HippoError, UsageError
     from hippo_core.base.findings import Finding
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
     )
     from hippo_core.context.budget import ContextBlock, ContextPart, OverBudget
     from hippo_core.context.build import build_context
-    from hippo_core.deciders import acting_now, at_terminal, describe_decider, same_author
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
     from hippo_core.dream.blocks import as_material, quoted_field, token_field
@@ -76,7 +77,6 @@ if TYPE_CHECKING:
     from hippo_core.files.processes import process_alive
     from hippo_core.forgetting import forget_text
     from hippo_core.mcp.server import mcp_server
-    from hippo_core.mcp.tool import Tool, ToolArguments
     from hippo_core.notes.edit import EditError, note_digest
     from hippo_core.notes.note import Note
     from hippo_core.notes.text import split_frontmatter
@@ -89,8 +89,8 @@ if TYPE_CHECKING:
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.manager import Plugins, load_plugins
     from hippo_core.plugins.markers import hookimpl
+    from hippo_core.plugins.tools import Tool, ToolArguments
     from hippo_core.review import review_items
-    from hippo_core.sessions import session_records
     from hippo_core.settings.tables import settings_table, update_settings
     from hippo_core.settings.values import Settings
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
@@ -113,7 +113,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.workspace.folder": ("Workspace",),
         "hippo_core.settings.values": ("Settings",),
         "hippo_core.settings.tables": ("settings_table", "update_settings"),
-        "hippo_core.sessions": ("session_records",),
+        "hippo_core.agents.sessions": ("session_records",),
     },
     "Files and processes": {
         "hippo_core.files.atomic": ("atomic_write",),
@@ -171,8 +171,13 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.review": ("review_items",),
     },
     "Who acts and who decides": {
-        "hippo_core.deciders": ("describe_decider", "at_terminal", "acting_now", "same_author"),
-        "hippo_core.agent_env": ("without_agent",),
+        "hippo_core.agents.deciders": (
+            "describe_decider",
+            "at_terminal",
+            "acting_now",
+            "same_author",
+        ),
+        "hippo_core.agents.env": ("without_agent",),
     },
     "Rendering prompts": {
         "hippo_core.packs.running": ("load_packs",),
@@ -186,7 +191,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.base.outbound": ("outbound_opener", "outbound_url_problem", "shown_url"),
     },
     "MCP tools": {
-        "hippo_core.mcp.tool": ("Tool", "ToolArguments"),
+        "hippo_core.plugins.tools": ("Tool", "ToolArguments"),
         "hippo_core.mcp.server": ("mcp_server",),
     },
     "CLI helpers for plugin commands": {

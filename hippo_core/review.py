@@ -15,7 +15,7 @@ from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.review_queues import ReviewQueue, queues
 
 if TYPE_CHECKING:
-    from hippo_core.deciders import Decider
+    from hippo_core.agents.deciders import Decider
     from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace.folder import Workspace
 

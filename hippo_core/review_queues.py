@@ -57,7 +57,7 @@ class ReviewQueue(Protocol):
     ) -> dict[str, Any]:
         """Check every decision, then land them; returns what happened (``--json``): its
         ``lines`` are printed, and ``ok`` False makes ``hippo review`` exit 1. ``by`` is who
-        decides (:mod:`hippo_core.deciders`: ``way``, ``person``, and ``user`` or the MCP
+        decides (:mod:`hippo_core.agents.deciders`: ``way``, ``person``, and ``user`` or the MCP
         ``client``, ``tool`` and ``session``): keep it, and refuse what it may not do."""
         ...
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from hippo_core import sessions
+from hippo_core.agents import sessions
 from hippo_core.files.atomic import atomic_write
 from hippo_core.notes.text import LOG_HEADER
 from hippo_core.workspace.folder import Workspace

@@ -21,7 +21,7 @@ def run_in_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[in
     """``argv``'s exit code and what it writes on the terminal (stdout and stderr), run as
     a person runs it (:func:`tests.terminal.in_a_terminal`): under no agent, typing back
     the code ``hippo review`` shows before it decides as a person."""
-    from hippo_core.agent_env import without_agent
+    from hippo_core.agents.env import without_agent
     from tests.terminal import in_a_terminal
 
     return in_a_terminal(cwd, argv=argv, env={**without_agent(env), "TERM": "xterm"}, crlf=True)

@@ -17,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from hippo_core.agent_env import MARKS
+from hippo_core.agents.env import MARKS
 
 #: What hippo asks, and the code it shows.
 ASKED = re.compile(rb"type the code ([A-Z0-9]{4}) and press Enter: ")

@@ -1,6 +1,6 @@
 """What each real agent puts in the environment of the commands it runs and of the MCP
 servers it starts: the facts hippo's person check and its session matching rest on
-(:mod:`hippo_core.agent_env`, docs/security.md's table), re-checked against the programs.
+(:mod:`hippo_core.agents.env`, docs/security.md's table), re-checked against the programs.
 
 Each agent runs against its scripted model on 127.0.0.1, which asks it (``HIPPO-SHELL``) to
 run ``env; tty`` through its own shell tool; hippo's MCP server is registered by ``hippo mcp
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import tomlkit
 
-from hippo_core.agent_env import agent_in
+from hippo_core.agents.env import agent_in
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.models.anthropic_server import AnthropicServer
 from tests.models.chat_server import Call, ChatServer

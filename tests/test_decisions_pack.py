@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core.sessions import session_id
+from hippo_core.agents.sessions import session_id
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.models import calls, model_settings, scripted_model
 

@@ -531,7 +531,7 @@ def test_config_get_sleep_prints_a_snippet_that_reads_back_the_same(
 @pytest.fixture(autouse=True)
 def _no_agent_here(monkeypatch: pytest.MonkeyPatch) -> None:
     """The in-process commands run as this test does: under no agent's variables."""
-    from hippo_core.agent_env import MARKS
+    from hippo_core.agents.env import MARKS
 
     for _agent, variable, _values in MARKS:
         monkeypatch.delenv(variable, raising=False)

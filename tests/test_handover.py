@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from hippo_core.handover import BEGIN, END, strip, wrap
 from hippo_core.plugins.manager import load_plugins
+from hippo_core.transcripts.handover import BEGIN, END, strip, wrap
 from hippo_core.transcripts.model import Parsed, Resume
 
 FIXTURES = Path(__file__).parent / "fixtures" / "transcripts"

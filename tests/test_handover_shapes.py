@@ -16,7 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hippo_core.handover import (
+from hippo_core.plugins.manager import load_plugins
+from hippo_core.transcripts.handover import (
     BEGIN,
     END,
     ESCAPED_BEGIN,
@@ -26,7 +27,6 @@ from hippo_core.handover import (
     strip,
     wrap,
 )
-from hippo_core.plugins.manager import load_plugins
 from hippo_core.transcripts.model import Resume
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.test_handover import FIXTURES, JSONL, _prompts

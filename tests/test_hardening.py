@@ -546,7 +546,7 @@ def test_no_hook_payload_makes_a_hook_raise_or_write_outside_its_places(
     (never a Python exception's), and nothing is written outside ``.hippo`` and hippo's home."""
     import io
 
-    from hippo_core.agent_hooks import run_hook
+    from hippo_core.actions.hook import run_hook
 
     base = tmp_path_factory.mktemp("hook")
     monkeypatch.setenv("HIPPO_HOME", str(base / "hippo"))
@@ -810,8 +810,8 @@ def test_a_hook_payload_with_a_lone_surrogate_is_recorded(make_workspace: Worksp
     """JSON may escape a lone surrogate (Node writes them); the session is still declared."""
     import io
 
-    from hippo_core.agent_hooks import run_hook
-    from hippo_core.session_ids import session_id
+    from hippo_core.actions.hook import run_hook
+    from hippo_core.transcripts.session_ids import session_id
 
     root = make_workspace()
     stdin = json.dumps({"session_id": "s\ud800", "cwd": str(root), "prompt": "fix \udfff it"})

@@ -158,7 +158,7 @@ def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
 
     # A later prompt prints nothing, and finds that out before the workspace is opened.
     modules = imported(root, "hook", "prompt", stdin=prompt, expect="")
-    assert "hippo_core.agent_hooks" in modules  # the hook ran, and its modules were seen
+    assert "hippo_core.actions.hook" in modules  # the hook ran, and its modules were seen
     assert_none(modules, LATER_PROMPT, "hippo hook prompt (a later one)")
 
     assert "exit_reason" not in json.loads(record.read_text())

@@ -228,8 +228,8 @@ def test_the_graph_sees_every_import_in_a_file(tmp_path: Path) -> None:
     assert len(edges) > 100
     # The package imports its children (for type checkers); they do not import it back.
     assert {"hippo_core.version", "hippo_core.dream.model"} <= set(edges["hippo_core"])
-    assert "hippo_core.files.jsontext" in edges["hippo_core.agent_hooks"]
-    assert "hippo_core" not in edges["hippo_core.agent_hooks"]
+    assert "hippo_core.files.jsontext" in edges["hippo_core.actions.hook"]
+    assert "hippo_core" not in edges["hippo_core.actions.hook"]
 
 
 def cycles_in(edges: dict[str, dict[str, str]]) -> list[list[str]]:
@@ -299,14 +299,13 @@ def packages(edges: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
 #: is exact: a circle it does not name fails the test below, and so does one it names that
 #: is gone, so that it says what is true after each move.
 ROOM_CYCLES_TO_BREAK = {
+    "agents -> workspace -> notes -> index -> agents",
     "builtins -> dream -> builtins",
+    "builtins -> mcp -> dream -> builtins",
     "builtins -> mcp -> review -> dream -> builtins",
     "context -> notes -> context",
-    "deciders -> mcp -> deciders",
     "dream -> index -> dream",
     "dream -> packs -> dream",
-    "mcp -> plugins -> mcp",
-    "mcp -> sessions -> plugins -> mcp",
     "notes -> workspace -> notes",
 }
 

@@ -21,8 +21,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from hippo_core import HippoError, hookimpl
-from hippo_core.mcp.tool import Tool, ToolArguments
 from hippo_core.plugins.manager import load_plugins
+from hippo_core.plugins.tools import Tool, ToolArguments
 from tests.conftest import HippoRunner, WorkspaceMaker
 from tests.dream_scene import TESTING, Scene, replace
 from tests.models.chat_server import ChatServer

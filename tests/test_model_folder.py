@@ -141,8 +141,8 @@ def test_the_hooks_do_nothing_for_a_model_run_whatever_project_it_names(
 def test_a_record_left_from_before_is_no_session_and_counts_for_no_trigger(
     scene: Scene, temp: Path
 ) -> None:
+    from hippo_core.agents.sessions import session_records
     from hippo_core.builtins.triggers import ended_since_dream
-    from hippo_core.sessions import session_records
     from hippo_core.workspace.folder import Workspace
 
     sessions = scene.root / ".hippo" / "sessions"

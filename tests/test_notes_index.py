@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import hippo_core
 from hippo_core import Workspace, build_context
-from hippo_core.agent_hooks import run_hook
+from hippo_core.actions.hook import run_hook
 from hippo_core.builtins.context_parts import task_words
 from hippo_core.builtins.lint import today
 from hippo_core.notes.index import FORMAT, SWEEP

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from hippo_core import Workspace
-from hippo_core.sessions import session_records
+from hippo_core.agents.sessions import session_records
 
 from .claude_factory import ClaudeSession
 from .conftest import HippoRunner, write_notes

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from hippo_core.agents.sessions import session_id
 from hippo_core.builtins import sources
-from hippo_core.sessions import session_id
 from hippo_core.transcripts import lines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
 from hippo_core.transcripts.sources.claude_code import ClaudeCodeSource

@@ -88,8 +88,8 @@ def _line_of(path: Path, key: str) -> int | None:
 
 def _hooks(workspace: Workspace) -> list[Finding]:
     """Where hippo's hooks are installed, for the project and the user; what stops Codex."""
+    from hippo_core.agents.install import AGENTS, codex_trust, installed, settings_file
     from hippo_core.base.findings import Finding
-    from hippo_core.hooks_install import AGENTS, codex_trust, installed, settings_file
 
     findings = []
     for agent in AGENTS:

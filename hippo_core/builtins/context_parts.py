@@ -79,7 +79,7 @@ def _required(workspace: Workspace) -> str:
 
 
 def _session_line(workspace: Workspace, session: str) -> str:
-    from hippo_core.sessions import read_record, session_id
+    from hippo_core.agents.sessions import read_record, session_id
 
     record = read_record(workspace, session)
     sid = record.get("id") or session_id(session)

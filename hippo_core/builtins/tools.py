@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from hippo_core.plugins.manager import hookimpl
 
 if TYPE_CHECKING:
-    from hippo_core.mcp.tool import Tool
+    from hippo_core.plugins.tools import Tool
 
 
 @hookimpl

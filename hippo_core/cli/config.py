@@ -82,7 +82,7 @@ def _changed(found: Workspace, key: str, old: object, new: object) -> None:
     it: the sleep pack keeps each change of its ``review`` for a person to see."""
     if old == new:
         return
-    from hippo_core.deciders import acting_now
+    from hippo_core.agents.deciders import acting_now
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.manager import load_plugins
 

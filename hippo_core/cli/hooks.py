@@ -24,7 +24,7 @@ def _project() -> Path:
 
 
 def _settings_file(agent: str, user: bool) -> Path:
-    from hippo_core.hooks_install import settings_file
+    from hippo_core.agents.install import settings_file
 
     return settings_file(agent, user=user, project=_project())
 
@@ -45,8 +45,8 @@ def _on_compact() -> bool:
 def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     """Add hippo's session-start, prompt and session-end hooks (OpenCode: a plugin), and its
     compaction hook when the workspace's triggers dream on compaction."""
-    from hippo_core.hooks_install import codex_trust
-    from hippo_core.hooks_install import install as add
+    from hippo_core.agents.install import codex_trust
+    from hippo_core.agents.install import install as add
 
     change = add(agent, _settings_file(agent, user), compact=_on_compact())
     if agent == "opencode":
@@ -68,7 +68,7 @@ def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
 @subcommand(app, "uninstall")
 def uninstall(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     """Remove hippo's hooks only; every other hook stays."""
-    from hippo_core.hooks_install import uninstall as remove
+    from hippo_core.agents.install import uninstall as remove
 
     change = remove(_settings_file(agent, user))
     if agent == "opencode":

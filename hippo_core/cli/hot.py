@@ -104,7 +104,7 @@ def context(task: str | None, session: str | None, budget: int | None) -> int:
 
 def hook(event: str, tool: str) -> int:
     """Read the hook's JSON on stdin and run ``event``; always 0, so the agent goes on."""
-    from hippo_core.agent_hooks import log_problem, run_hook
+    from hippo_core.actions.hook import log_problem, run_hook
 
     try:
         stdin = sys.stdin.read()

@@ -72,7 +72,7 @@ def review(
             view = queue.show(found, item)
             print_json(view) if as_json else typer.echo(printable(queue.render(view)), nl=False)
             return
-        from hippo_core.deciders import at_terminal
+        from hippo_core.agents.deciders import at_terminal
 
         result = queue.decide(found, plugins, item, given, notes, by=at_terminal())
         if as_json:
@@ -173,7 +173,7 @@ def _proposal(
         kind = plugins.kinds().get(str(record.get("kind")))
         _show(record, sorted(kind.fields) if kind is not None else [])
         return
-    from hippo_core.deciders import at_terminal
+    from hippo_core.agents.deciders import at_terminal
 
     verdict = "confirm" if confirm else "reject"
     result = decide_proposal(found, plugins, proposal, verdict, notes, by=at_terminal())

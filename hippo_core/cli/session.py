@@ -21,7 +21,7 @@ def start(
     task: str | None = typer.Option(None, "--task", metavar="TEXT", help="What it is about."),
 ) -> None:
     """Declare a session; print its id."""
-    from hippo_core import sessions
+    from hippo_core.agents import sessions
     from hippo_core.workspace.folder import Workspace
 
     workspace = Workspace.find()
@@ -62,7 +62,7 @@ def end(
     ),
 ) -> None:
     """End a declared session: the notes it touched, a handoff, or why nothing changed."""
-    from hippo_core.sessions import end_session
+    from hippo_core.agents.sessions import end_session
     from hippo_core.workspace.folder import Workspace
 
     record = end_session(

@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 
 def measure_verify(workspace: Workspace) -> dict[str, Any]:
+    from hippo_core.agents.sessions import session_records
     from hippo_core.dream.turns import BODY_TERMS, MAX_TURNS
     from hippo_core.index.team_turns import turn_index
-    from hippo_core.sessions import session_records
 
     index = turn_index(workspace)
     if index is None:
@@ -113,9 +113,9 @@ def measure_context(
     ``baseline``: it reads every note). ``latest``: only that many sessions, those that
     started last, cut before the index is asked anything of them (a team index gives no
     more), so that ``hippo doctor`` costs the same after a year as after a month."""
+    from hippo_core.agents.sessions import session_records
     from hippo_core.index.history import epoch
     from hippo_core.index.team_turns import turn_index
-    from hippo_core.sessions import session_records
 
     index = turn_index(workspace)
     if index is None:

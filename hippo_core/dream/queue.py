@@ -18,7 +18,7 @@ from hippo_core.dream.review import step_record, steps_from
 from hippo_core.plugins.events import Event
 
 if TYPE_CHECKING:
-    from hippo_core.deciders import Decider
+    from hippo_core.agents.deciders import Decider
     from hippo_core.plugins.manager import Plugins
     from hippo_core.workspace.folder import Workspace
 

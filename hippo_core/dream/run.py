@@ -580,7 +580,7 @@ class _Sessions:
     handoff another member's dream took (a team index says so) is left out."""
 
     def __init__(self, workspace: Workspace, index: TurnIndex | None) -> None:
-        from hippo_core.sessions import session_records
+        from hippo_core.agents.sessions import session_records
 
         started = time.perf_counter()
         records = session_records(workspace)

@@ -13,7 +13,7 @@ import os
 import sqlite3
 from pathlib import Path, PurePosixPath
 
-from hippo_core import sessions
+from hippo_core.agents import sessions
 from hippo_core.files.cache import read_cache, write_cache
 from hippo_core.files.model_folder import in_model_folder
 from hippo_core.index.db import connect, generation

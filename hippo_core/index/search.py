@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Engine, text
 
+from hippo_core.agents.sessions import session_id
 from hippo_core.base.clock import utc_now
 from hippo_core.base.errors import UsageError
-from hippo_core.sessions import session_id
 
 _TOKEN = re.compile(r"[^\W_]+\*?|[^\W_]*_[\w]*\*?")
 _RELATIVE = re.compile(r"(\d+)([hdw])")

@@ -403,8 +403,8 @@ def _handoff_of(workspace: Workspace | None, row: dict[str, Any]) -> Handoff:
     """What the server should hold as an indexed session's handoff: its record's (declared
     by ``hippo session end --handoff``, or derived at ingest), else the one its agent's
     transcript gives (the last message, for the agents that have no other)."""
+    from hippo_core.agents.sessions import load_record
     from hippo_core.index.derived import HANDOFF_TOOLS
-    from hippo_core.sessions import load_record
 
     declared = _declared(load_record(workspace, str(row["id"]))) if workspace else None
     if declared is not None:
@@ -419,7 +419,7 @@ def _handoffs(workspace: Workspace, names: list[str], sent: dict[str, Any]) -> d
     that the server does not hold as they are now: declared (``hippo session end
     --handoff``, the MCP tool) or derived at ingest. What was sent is known by content,
     never by a file's time, so a clock stepped back loses none."""
-    from hippo_core.sessions import load_record
+    from hippo_core.agents.sessions import load_record
 
     found: dict[str, Handoff] = {}
     for name in names:

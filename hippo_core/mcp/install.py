@@ -100,7 +100,7 @@ def check_agent(agent: str) -> None:
 
 def server_argv() -> list[str]:
     """How the agent starts the server: the command the hooks use, then ``mcp``."""
-    from hippo_core.hooks_install import hippo_command
+    from hippo_core.agents.install import hippo_command
 
     command = hippo_command()
     if command == f"{sys.executable} -m hippo_core":

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from mcp.server import ServerRequestContext
     from mcp.server.lowlevel import Server
 
-    from hippo_core.mcp.tool import Tool
+    from hippo_core.plugins.tools import Tool
 
 #: The SDK this server is written against: 2.0 replaced the decorators of 1.x with
 #: handlers passed to ``Server``, and 2.3 is the release it was tested with.

@@ -1,75 +1,34 @@
-"""What a tool of ``hippo mcp`` is, and how one call of it is checked and run.
+"""How one call of a tool of ``hippo mcp`` is checked and run.
 
-A tool is a name, one sentence, a pydantic model of its arguments and a function. Plugins
-register tools through ``hippo_register_tools`` whether or not the MCP SDK is installed:
-nothing here imports it. :func:`call` is the whole life of one call, and it never raises:
-an argument the model refuses, an unknown tool, a :class:`~hippo_core.base.errors.HippoError`
-or any other exception comes back as an error :class:`Outcome` of one line.
+A tool (:class:`~hippo_core.plugins.tools.Tool`) is a name, one sentence, a pydantic model
+of its arguments and a function; plugins register tools through ``hippo_register_tools``
+whether or not the MCP SDK is installed: nothing here imports it. :func:`call` is the whole
+life of one call, and it never raises: an argument the model refuses, an unknown tool, a
+:class:`~hippo_core.base.errors.HippoError` or any other exception comes back as an error
+:class:`Outcome` of one line.
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
-import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from hippo_core.agents.deciders import CALLER
 from hippo_core.base.errors import HippoError, UsageError
+from hippo_core.plugins.tools import Tool
 
 if TYPE_CHECKING:
     from hippo_core.workspace.folder import Workspace
 
-#: What MCP allows in a tool's name.
-NAME = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 #: The most a call's arguments may weigh, as JSON; each model bounds its strings too.
 MAX_ARGUMENT_BYTES = 1_000_000
 #: A name or value quoted in an error is cut to this many characters.
 SHOWN = 80
-#: Who makes the call running now: the client as it named itself, the transport and, on
-#: stdio, the connection (set by :func:`call`; :func:`hippo_core.deciders.tool_call` reads
-#: it). The sleep service's HTTP routes set it too, for what they write.
-CALLER: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
-    "hippo_mcp_caller", default=None
-)
-
-
-class ToolArguments(BaseModel):
-    """The base of a tool's arguments: unknown keys are refused, and nothing is coerced (a
-    number given as a string is an error, as its schema says)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-@dataclass(frozen=True)
-class Tool:
-    """A tool: ``run(workspace, arguments)`` returns text, or data sent as JSON.
-
-    ``arguments`` is a subclass of :class:`Arguments`; each field's ``description`` is what
-    the agent reads about it, and its bounds (``max_length``, ``le``) are checked before
-    ``run`` is called.
-    """
-
-    name: str
-    description: str
-    arguments: type[BaseModel]
-    run: Callable[[Workspace, Any], object]
-
-    def __post_init__(self) -> None:
-        if not NAME.fullmatch(self.name):
-            raise ValueError(f"tool name {self.name!r}: use letters, digits, _ . and - only")
-        if not self.description.strip():
-            raise ValueError(f"tool {self.name!r} has no description")
-
-    def input_schema(self) -> dict[str, Any]:
-        """The JSON schema of the arguments, as the agent receives it."""
-        schema = self.arguments.model_json_schema()
-        schema.pop("title", None)
-        return schema
 
 
 @dataclass(frozen=True)

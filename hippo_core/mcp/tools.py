@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from hippo_core.base.errors import UsageError
-from hippo_core.mcp.tool import Tool, ToolArguments
+from hippo_core.plugins.tools import Tool, ToolArguments
 
 if TYPE_CHECKING:
     from hippo_core.workspace.folder import Workspace
@@ -105,7 +105,7 @@ class EndSessionArguments(ToolArguments):
 
 
 def end_session(workspace: Workspace, given: EndSessionArguments) -> dict[str, Any]:
-    from hippo_core.sessions import end_session as end
+    from hippo_core.agents.sessions import end_session as end
 
     record = end(
         workspace,
@@ -165,7 +165,7 @@ class ReviewDecideArguments(ToolArguments):
 
 
 def review_decide(workspace: Workspace, given: ReviewDecideArguments) -> dict[str, Any]:
-    from hippo_core.deciders import tool_call
+    from hippo_core.agents.deciders import tool_call
     from hippo_core.dream import queue as proposals
     from hippo_core.plugins.manager import load_plugins
     from hippo_core.review import decide_proposal, queue_of

@@ -302,10 +302,10 @@ def _transcripts(case: Case, dest: Path, root: Path) -> dict[str, tuple[str, ...
 
 def _window(case: Case, workspace: Workspace) -> tuple[datetime, datetime, int]:
     """From the first to one second past the last moment of the workspace's sessions."""
+    from hippo_core.agents.sessions import session_records
     from hippo_core.dream.state import parse_time
     from hippo_core.dream.turns import TurnIndex
     from hippo_core.files.home import index_path
-    from hippo_core.sessions import session_records
 
     records = session_records(workspace)
     index = TurnIndex.open(index_path())

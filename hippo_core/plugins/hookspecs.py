@@ -32,9 +32,9 @@ if TYPE_CHECKING:
         Reviewer,
         Validator,
     )
-    from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note
     from hippo_core.plugins.events import Event
+    from hippo_core.plugins.tools import Tool
     from hippo_core.review_queues import ReviewQueue
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace.folder import Workspace
@@ -63,7 +63,7 @@ def hippo_register_tools(register: Callable[[Tool], None]) -> None:
     ``register(tool)``.
 
     Called when ``hippo mcp`` starts, and by whatever lists the tools; never on an agent's
-    hot path. A :class:`~hippo_core.mcp.tool.Tool` is a name, one sentence saying what it
+    hot path. A :class:`~hippo_core.plugins.tools.Tool` is a name, one sentence saying what it
     does, a pydantic model of its arguments (its JSON schema is what the agent sees) and a
     function ``run(workspace, arguments)`` returning text or JSON-able data. The server
     validates the arguments against the model, opens the workspace afresh for every call
@@ -242,7 +242,7 @@ def hippo_verdict_refused(
     Called by ``hippo review`` and the MCP tool ``review_decide`` before a verdict on a
     proposal the ``queue`` reviewer holds is written; ``item`` is the proposal's record,
     ``verdict`` ``confirm`` or ``reject``, ``by`` who decides
-    (:data:`hippo_core.deciders.Decider`). The first plugin that answers decides. The sleep
+    (:data:`hippo_core.agents.deciders.Decider`). The first plugin that answers decides. The sleep
     pack refuses a confirmation by anyone but a person while its ``review = "person"``
     is in force: one switch for every queue.
     """

@@ -40,11 +40,11 @@ if TYPE_CHECKING:
         Reviewer,
         Validator,
     )
-    from hippo_core.mcp.tool import Tool
     from hippo_core.notes.note import Note
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.hookspecs import BackendFactory
     from hippo_core.plugins.hot import Impl
+    from hippo_core.plugins.tools import Tool
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace.folder import Workspace
 
@@ -359,7 +359,7 @@ class Plugins:
 
     def all_tools(self) -> list[ToolEntry]:
         """Every MCP tool every plugin registers, in order, a name as often as registered."""
-        from hippo_core.mcp.tool import Tool
+        from hippo_core.plugins.tools import Tool
 
         found: list[ToolEntry] = []
 
@@ -368,7 +368,7 @@ class Plugins:
             if not isinstance(tool, Tool):
                 raise HippoError(
                     f"plugin {plugin.origin} registered {type(tool).__name__} as a tool; "
-                    "register a hippo_core.mcp.tool.Tool"
+                    "register a hippo_core.Tool"
                 )
             found.append(ToolEntry(tool, plugin))
 

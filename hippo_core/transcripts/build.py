@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from hippo_core import handover
 from hippo_core.base.patterns import Lazy
 from hippo_core.files import jsontext
+from hippo_core.transcripts import handover
 from hippo_core.transcripts.external import clean, outside_file
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
 from hippo_core.transcripts.project import Scope
@@ -174,7 +174,7 @@ class TurnBuilder:
         branch: str | None = None,
     ) -> OpenTurn:
         """Close the current turn and open the next one at the prompt record (without
-        any block hippo handed the agent, see :mod:`hippo_core.handover`)."""
+        any block hippo handed the agent, see :mod:`hippo_core.transcripts.handover`)."""
         if handover.handed(prompt):
             prompt = handover.strip(prompt)
         snapshot = _snapshot(self.state)

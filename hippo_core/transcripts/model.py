@@ -20,7 +20,7 @@ class SessionInfo(Struct):
     """One agent session as a transcript shows it.
 
     ``id`` is hippo's id for it (``codex-<id>``, ``<sessionId>-agent-<x>`` ...), already
-    valid as a file name (see :func:`hippo_core.sessions.session_id`). ``handoff`` is the
+    valid as a file name (see :func:`hippo_core.agents.sessions.session_id`). ``handoff`` is the
     last assistant message, for the agents whose derived records carry one.
     """
 

@@ -32,12 +32,12 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from hippo_core.base.patterns import Lazy
-from hippo_core.session_ids import session_id
 from hippo_core.transcripts import external
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder, resolve
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, Record
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.project import agent_folder
+from hippo_core.transcripts.session_ids import session_id
 from hippo_core.transcripts.shell import command_text, fetches, files_read, patched_files
 from hippo_core.transcripts.values import as_dict, as_str, json_object
 

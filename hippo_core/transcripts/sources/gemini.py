@@ -25,14 +25,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from hippo_core import handover
 from hippo_core.files import jsontext
-from hippo_core.session_ids import session_id
-from hippo_core.transcripts import external
+from hippo_core.transcripts import external, handover
 from hippo_core.transcripts.build import OpenTurn, TurnBuilder
 from hippo_core.transcripts.lines import RECORD_ERRORS, JsonLines, loads
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource
 from hippo_core.transcripts.project import agent_folder
+from hippo_core.transcripts.session_ids import session_id
 from hippo_core.transcripts.shell import fetches
 from hippo_core.transcripts.values import as_dict, as_list, as_str, json_object
 

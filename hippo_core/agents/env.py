@@ -40,7 +40,7 @@ MARKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("an agent", "AGENT", ("1", "true")),
 )
 #: The variable that names the agent's session, and how hippo names that session's record
-#: (the hooks' ``codex-<thread id>``, :func:`hippo_core.agent_hooks._raw_id`).
+#: (the hooks' ``codex-<thread id>``, :func:`hippo_core.actions.hook._raw_id`).
 SESSIONS = {
     "claude-code": ("CLAUDE_CODE_SESSION_ID", ""),
     "codex": ("CODEX_THREAD_ID", "codex-"),

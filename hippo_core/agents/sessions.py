@@ -4,7 +4,7 @@ A *declared* record is written by ``hippo session`` and ``hippo hook``; a *deriv
 ``hippo ingest`` for a transcript of this workspace that has no declared record. Declaring
 a session replaces its derived record; ingest never replaces a declared one.
 
-Ids become file names (:mod:`hippo_core.session_ids`). A declared task, handoff or
+Ids become file names (:mod:`hippo_core.transcripts.session_ids`). A declared task, handoff or
 no-change reason is redacted as it is recorded (:func:`_redacted`), so every reader (the
 session log, the dream, a plugin, the team push) gets what the index would hold.
 """
@@ -19,7 +19,7 @@ from hippo_core.base.errors import HippoError
 from hippo_core.files import jsontext
 from hippo_core.files.jsonfiles import json_objects_in, read_json_object
 from hippo_core.files.owner_only import owner_only_write
-from hippo_core.session_ids import DECLARED, DERIVED, session_id
+from hippo_core.transcripts.session_ids import DECLARED, DERIVED, session_id
 from hippo_core.workspace.locate import HIPPO_DIR
 
 # The agents' hooks import this module on every prompt: typing, pathlib, datetime and

@@ -18,9 +18,9 @@ from __future__ import annotations
 import os
 import time
 
-from hippo_core import handover
 from hippo_core.files import jsontext
-from hippo_core.session_ids import DECLARED, session_id
+from hippo_core.transcripts import handover
+from hippo_core.transcripts.session_ids import DECLARED, session_id
 from hippo_core.workspace.locate import HIPPO_DIR, find_root
 
 TYPE_CHECKING = False
@@ -181,7 +181,7 @@ def _cwd(payload: dict[str, Any]) -> str | None:
 
 
 def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
-    from hippo_core import sessions
+    from hippo_core.agents import sessions
     from hippo_core.context.budget import fit
     from hippo_core.plugins.manager import load_plugins
 
@@ -204,7 +204,7 @@ def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[s
 
 
 def _prompt(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
-    from hippo_core import sessions
+    from hippo_core.agents import sessions
     from hippo_core.context.budget import fit
     from hippo_core.plugins.manager import load_plugins
     from hippo_core.transcripts.privacy import is_private_session, redact
@@ -252,7 +252,7 @@ def _digest(prompt: str) -> str:
 
 
 def _end(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
-    from hippo_core import sessions
+    from hippo_core.agents import sessions
 
     with sessions.records_lock(workspace):
         record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload), write=False)
@@ -266,8 +266,8 @@ def _end(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) 
 def _compact(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:
     """PreCompact (Gemini CLI: PreCompress): the agent is about to compact its context. The
     plugins hear it (a trigger may start a dream, detached); the agent is told nothing."""
-    from hippo_core import sessions
-    from hippo_core.session_ids import session_id
+    from hippo_core.agents import sessions
+    from hippo_core.transcripts.session_ids import session_id
 
     trigger = payload.get("trigger")
     data = {"session": session_id(raw_id), "tool": tool}

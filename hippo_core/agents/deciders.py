@@ -20,6 +20,7 @@ something, so that no session approves what it wrote.
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from hippo_core.workspace.folder import Workspace
+
+#: Who makes the MCP tool call running now: the client as it named itself, the transport
+#: and, on stdio, the connection (set by :func:`hippo_core.mcp.tool.call`; :func:`tool_call`
+#: reads it). The sleep service's HTTP routes set it too, for what they write.
+CALLER: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar(
+    "hippo_mcp_caller", default=None
+)
 
 #: ``way`` (``terminal``, ``command``, ``mcp`` or ``http``), ``person`` (bool), and what is
 #: known of who: ``user`` (a login); ``agent`` (the agent the environment names:
@@ -50,7 +58,7 @@ def at_terminal(*, confirm: bool = True) -> Decider:
 
     Raises :class:`~hippo_core.base.errors.HippoError` when the code typed is not the one shown,
     so that nothing is decided in a person's name that they did not confirm."""
-    from hippo_core.agent_env import running_agent
+    from hippo_core.agents.env import running_agent
 
     terminal = _isatty(sys.stdin) and _isatty(sys.stdout)
     by: Decider = {"way": "terminal" if terminal else "command", "person": False, "user": _user()}
@@ -105,9 +113,8 @@ def tool_call(workspace: Workspace, tool: str) -> Decider:
     """The MCP tool call running now: the client as it named itself, over which transport
     and connection, the agent the server's environment names (and its session), and the
     agent session open in the workspace (the newest declared one), if any."""
-    from hippo_core.agent_env import agent_in
-    from hippo_core.mcp.tool import CALLER
-    from hippo_core.sessions import latest_open
+    from hippo_core.agents.env import agent_in
+    from hippo_core.agents.sessions import latest_open
 
     caller = CALLER.get() or {}
     by: Decider = {
@@ -135,7 +142,6 @@ def acting_now(workspace: Workspace, what: str, *, http_client: str | None = Non
     running, the HTTP request a route serves (``http_client``: its ``User-Agent``), or else
     this command, with what its environment says. No code is asked: this is a write, not a
     decision, and ``person`` here only says a terminal and no agent."""
-    from hippo_core.mcp.tool import CALLER
 
     if http_client is not None:
         agent = " ".join(http_client.split())[:200]
