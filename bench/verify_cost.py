@@ -144,7 +144,7 @@ def month(days: int) -> None:
         (root / ".hippo").mkdir(parents=True)
         (root / "notes").mkdir()
         (root / "notes" / "Home.md").write_text("# Home\n\nThe relay service.\n")
-        from hippo_core.init import init_workspace
+        from hippo_core.actions.init import init_workspace
 
         init_workspace(root)
         made: list[str] = []

@@ -19,6 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from hippo_core.actions.forget import forget_text
+    from hippo_core.actions.review import review_items
     from hippo_core.agents.deciders import acting_now, at_terminal, describe_decider, same_author
     from hippo_core.agents.env import without_agent
     from hippo_core.agents.sessions import session_records
@@ -75,7 +77,6 @@ if TYPE_CHECKING:
     from hippo_core.files.locks import file_lock
     from hippo_core.files.owner_only import owner_only_append, owner_only_write
     from hippo_core.files.processes import process_alive
-    from hippo_core.forgetting import forget_text
     from hippo_core.mcp.server import mcp_server
     from hippo_core.notes.edit import EditError, note_digest
     from hippo_core.notes.note import Note
@@ -90,7 +91,6 @@ if TYPE_CHECKING:
     from hippo_core.plugins.manager import Plugins, load_plugins
     from hippo_core.plugins.markers import hookimpl
     from hippo_core.plugins.tools import Tool, ToolArguments
-    from hippo_core.review import review_items
     from hippo_core.settings.tables import settings_table, update_settings
     from hippo_core.settings.values import Settings
     from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, TranscriptSource, Turn
@@ -167,8 +167,8 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
             "purge_note_history",
             "new_id",
         ),
-        "hippo_core.forgetting": ("forget_text",),
-        "hippo_core.review": ("review_items",),
+        "hippo_core.actions.forget": ("forget_text",),
+        "hippo_core.actions.review": ("review_items",),
     },
     "Who acts and who decides": {
         "hippo_core.agents.deciders": (

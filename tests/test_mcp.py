@@ -545,7 +545,7 @@ def test_the_agents_hot_path_imports_nothing_of_the_server_or_its_tools(
         "mcp",
         "anyio",
         "hippo_core.mcp",
-        "hippo_core.review",
+        "hippo_core.actions.review",
         "hippo_packs.sleep.commands.tools",
     )
     assert (

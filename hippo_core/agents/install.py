@@ -315,7 +315,7 @@ def _install_plugin(path: Path) -> Change:
     import shlex
     from importlib.resources import files
 
-    template = files("hippo_core").joinpath("agent_plugins", "opencode.js").read_text("utf-8")
+    template = files("hippo_core").joinpath("agents", "opencode.js").read_text("utf-8")
     argv = shlex.split(hippo_command())
     text = template.replace("__HIPPO_ARGV__", json.dumps(argv))
     current = _ours(path)

@@ -69,8 +69,8 @@ def set_(
     _misplaced(key, f"set {{key}} {value}")
 
     def usable(settings: Settings) -> None:
+        from hippo_core.actions.config import check_value
         from hippo_core.plugins.manager import load_plugins
-        from hippo_core.settings_use import check_value
 
         check_value(found.folder, load_plugins(), key, settings, shown)
 

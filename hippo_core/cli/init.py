@@ -16,8 +16,8 @@ def init(
     ),
 ) -> None:
     """Set up a workspace in the current folder, or complete one."""
+    from hippo_core.actions.init import init_workspace
     from hippo_core.base.errors import HippoError
-    from hippo_core.init import init_workspace
     from hippo_core.workspace.folder import find_root
 
     here = Path.cwd()

@@ -7,7 +7,7 @@ import typer
 
 def log() -> None:
     """Write the session log (log_path), one line per session, newest first."""
-    from hippo_core.session_log import write_log
+    from hippo_core.actions.log import write_log
     from hippo_core.workspace.folder import Workspace
 
     workspace = Workspace.find()

@@ -47,8 +47,8 @@ def review(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """List proposals and drafts waiting for a verdict, show one, or decide it."""
+    from hippo_core.actions.review import queue_of
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.review import queue_of
 
     found = current_workspace()
     plugins = load_plugins()
@@ -92,7 +92,7 @@ def review(
 
 
 def _list(found: Workspace, plugins: Plugins, as_json: bool) -> None:
-    from hippo_core.review import PROPOSAL, review_items
+    from hippo_core.actions.review import PROPOSAL, review_items
 
     rows = review_items(found, plugins)
     if as_json:
@@ -162,8 +162,8 @@ def _proposal(
     notes: str,
     as_json: bool,
 ) -> None:
+    from hippo_core.actions.review import decide_proposal
     from hippo_core.dream import queue
-    from hippo_core.review import decide_proposal
 
     if not (confirm or reject):
         record = queue.load(found, proposal)

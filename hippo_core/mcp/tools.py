@@ -123,8 +123,8 @@ class ReviewListArguments(ToolArguments):
 
 
 def review_list(workspace: Workspace, given: ReviewListArguments) -> dict[str, Any]:
+    from hippo_core.actions.review import review_items
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.review import review_items
 
     return {"waiting": review_items(workspace, load_plugins())}
 
@@ -134,8 +134,8 @@ class ReviewShowArguments(ToolArguments):
 
 
 def review_show(workspace: Workspace, given: ReviewShowArguments) -> dict[str, Any]:
+    from hippo_core.actions.review import show
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.review import show
 
     kind, view = show(workspace, load_plugins(), given.id)
     return {"type": kind, "item": view}
@@ -165,10 +165,10 @@ class ReviewDecideArguments(ToolArguments):
 
 
 def review_decide(workspace: Workspace, given: ReviewDecideArguments) -> dict[str, Any]:
+    from hippo_core.actions.review import decide_proposal, queue_of
     from hippo_core.agents.deciders import tool_call
     from hippo_core.dream import queue as proposals
     from hippo_core.plugins.manager import load_plugins
-    from hippo_core.review import decide_proposal, queue_of
 
     by = tool_call(workspace, "review_decide")
     if given.verdict is not None and given.decisions is not None:

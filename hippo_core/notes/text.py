@@ -19,7 +19,7 @@ FENCE = "---"
 CODE_FENCE = Lazy(r" {0,3}(```|~~~)")
 _WORD = re.compile(r"[^\W_]{3,}")
 #: How the session log begins: ``hippo log`` writes it whole from the session records
-#: (:mod:`hippo_core.session_log`). A note that begins so is hippo's output, not knowledge:
+#: (:mod:`hippo_core.actions.log`). A note that begins so is hippo's output, not knowledge:
 #: the notes index never ranks it among the relevant notes.
 LOG_HEADER = (
     "---\ntype: log\n---\n# Session log\n\n"

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from hippo_core.actions.review_queues import ReviewQueue
     from hippo_core.base.findings import Finding
     from hippo_core.context.budget import ContextPart
     from hippo_core.dream.model import (
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from hippo_core.notes.note import Note
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.tools import Tool
-    from hippo_core.review_queues import ReviewQueue
     from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace.folder import Workspace
 
@@ -292,7 +292,7 @@ def hippo_register_review_queues(register: Callable[[ReviewQueue], None]) -> Non
     """Add items to ``hippo review``, as ``register(queue)``.
 
     Called when ``hippo review`` lists, shows or decides. A
-    :class:`~hippo_core.review_queues.ReviewQueue` lists what waits for a verdict, shows one
+    :class:`~hippo_core.actions.review_queues.ReviewQueue` lists what waits for a verdict, shows one
     item as its reviewer sees it and records decisions on its parts (``--approve``,
     ``--deny``, ``--decisions``). Single proposals are hippo's own queue; the sleep pack's
     drafts are another. Returns nothing.

@@ -2,7 +2,7 @@
 verdict, show one item, decide it.
 
 A single proposal (:mod:`hippo_core.dream.queue`) takes a verdict, ``confirm`` or
-``reject``; an item of a queue a plugin registers (:mod:`hippo_core.review_queues`: the
+``reject``; an item of a queue a plugin registers (:mod:`hippo_core.actions.review_queues`: the
 sleep pack's drafts) takes decisions on its parts. Each queue checks what it is given and
 says what is wrong in one line.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from hippo_core.actions.review_queues import ReviewQueue, queues
 from hippo_core.base.errors import HippoError, UsageError
-from hippo_core.review_queues import ReviewQueue, queues
 
 if TYPE_CHECKING:
     from hippo_core.agents.deciders import Decider

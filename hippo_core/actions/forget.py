@@ -26,8 +26,8 @@ def forget_text(workspace: Workspace, texts: list[str]) -> dict[str, int]:
     log and the notes index; the counts of what was touched (``sessions``, ``log``,
     ``notes_index``). Texts shorter than 8 characters are left alone: too common to be
     anybody's words."""
+    from hippo_core.actions.log import write_log
     from hippo_core.agents import sessions
-    from hippo_core.session_log import write_log
 
     wanted = [t.strip() for t in texts if len(t.strip()) >= 8]
     done = {"sessions": 0, "log": 0, "notes_index": 0}
