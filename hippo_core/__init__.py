@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     )
     from hippo_core.context.budget import ContextBlock, ContextPart, OverBudget
     from hippo_core.context.build import build_context
+    from hippo_core.context.watch import keep_fresh
     from hippo_core.dream.apply import Settled, reconcile, settle
     from hippo_core.dream.backends import OpenAIBackend, api_key_from_env
     from hippo_core.dream.blocks import as_material, quoted_field, token_field
@@ -81,7 +82,6 @@ if TYPE_CHECKING:
     from hippo_core.notes.edit import EditError, note_digest
     from hippo_core.notes.note import Note
     from hippo_core.notes.text import split_frontmatter
-    from hippo_core.notes.watch import keep_fresh
     from hippo_core.packs.evals import case_folder
     from hippo_core.packs.evals_case import CaseError
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
@@ -128,7 +128,7 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.notes.note": ("Note",),
         "hippo_core.notes.edit": ("note_digest", "EditError"),
         "hippo_core.notes.text": ("split_frontmatter",),
-        "hippo_core.notes.watch": ("keep_fresh",),
+        "hippo_core.context.watch": ("keep_fresh",),
         "hippo_core.context.budget": ("ContextPart", "ContextBlock", "OverBudget"),
         "hippo_core.context.build": ("build_context",),
         "hippo_core.base.findings": ("Finding",),

@@ -356,8 +356,8 @@ def test_dreaming_sees_what_a_turn_read(hippo: HippoRunner, tmp_path: Path, monk
 
 
 def test_the_team_index_gets_it_and_gives_it_back(postgres: Database, tmp_path: Path) -> None:
+    from hippo_core.dream.team_turns import TeamTurnIndex
     from hippo_core.index.team import engine
-    from hippo_core.index.team_turns import TeamTurnIndex
     from hippo_core.workspace.folder import Workspace
 
     alice = _machine(tmp_path, "alice", _url(postgres))

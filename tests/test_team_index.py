@@ -461,7 +461,7 @@ def test_the_relevance_check_reads_only_the_latest_team_sessions(
     and first prompt before it kept the latest; it asks the server for the latest alone."""
     from hippo_core import Workspace
     from hippo_core.dream.measure import measure_context
-    from hippo_core.index.team_turns import TeamTurnIndex
+    from hippo_core.dream.team_turns import TeamTurnIndex
 
     alice, bob = (_machine(tmp_path, name, _url(postgres)) for name in ("alice", "bob"))
     for machine in (alice, bob):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core.notes.watch import NotesWatcher
+from hippo_core.context.watch import NotesWatcher
 
 
 @pytest.fixture(autouse=True)

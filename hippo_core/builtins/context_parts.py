@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from hippo_core.workspace.folder import Workspace
 
 ENTRY, REQUIRED, SESSION, RELEVANT, LINTER = 20, 30, 40, 50, 60
-MAX_RELEVANT = 5  # as hippo_core.context.relevance has it
 #: The plugin whose linter findings the counts can be read from the index.
 BUILTIN_LINTER = "hippo_core.builtins.lint"
 
@@ -97,7 +96,7 @@ def task_words(task: str) -> list[str]:
 
 def _relevant(workspace: Workspace, task: str) -> str:
     """Up to five notes scoring above zero, best first, as ``relevance`` ranks them."""
-    from hippo_core.context.relevance import relevant_paths
+    from hippo_core.context.relevance import MAX_RELEVANT, relevant_paths
 
     # A note the block gives already (the entry note, a required one) is not listed again.
     settings = workspace.settings

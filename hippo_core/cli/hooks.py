@@ -31,14 +31,19 @@ def _settings_file(agent: str, user: bool) -> Path:
 
 def _on_compact() -> bool:
     """Whether this workspace's activity triggers dream when an agent compacts."""
-    from hippo_core.builtins.triggers import TABLE, settings
+    from hippo_core.plugins.manager import load_plugins
+    from hippo_core.settings.tables import get_plugin_setting
     from hippo_core.workspace.folder import Workspace, find_root
 
     root = find_root(Path.cwd())
     if root is None:
         return False
     workspace = Workspace.open(root)
-    return bool(workspace.settings.tables.get(TABLE)) and settings(workspace).on_compact
+    # The table's owner (the triggers plugin) is read through the settings it registers,
+    # as `hippo config get triggers.on_compact` reads it: the command imports no plugin.
+    if not workspace.settings.tables.get("triggers"):
+        return False
+    return get_plugin_setting(workspace, load_plugins(), "triggers.on_compact") is True
 
 
 @subcommand(app, "install")

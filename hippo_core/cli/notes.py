@@ -31,7 +31,7 @@ def watch() -> None:
     import signal
 
     from hippo_core.base.errors import HippoError
-    from hippo_core.notes.watch import WatchError, workspace_watcher
+    from hippo_core.context.watch import WatchError, workspace_watcher
 
     workspace = current_workspace()
     try:

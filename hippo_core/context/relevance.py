@@ -69,7 +69,7 @@ def relevant_paths(
     ``besides`` are for measuring: only sessions that started before ``before`` count, and
     never the session ``besides``; recency is reckoned from ``now`` (default: the clock).
 
-    With a watcher keeping the notes index fresh (:mod:`hippo_core.notes.watch`), the
+    With a watcher keeping the notes index fresh (:mod:`hippo_core.context.watch`), the
     watcher ranks: it keeps what ranking reads warm, and its answer is this one's."""
     setting = relevance or workspace.settings.relevance
     if setting == "headings":

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 def measure_verify(workspace: Workspace) -> dict[str, Any]:
     from hippo_core.agents.sessions import session_records
+    from hippo_core.dream.team_turns import turn_index
     from hippo_core.dream.turns import BODY_TERMS, MAX_TURNS
-    from hippo_core.index.team_turns import turn_index
 
     index = turn_index(workspace)
     if index is None:
@@ -114,8 +114,8 @@ def measure_context(
     started last, cut before the index is asked anything of them (a team index gives no
     more), so that ``hippo doctor`` costs the same after a year as after a month."""
     from hippo_core.agents.sessions import session_records
+    from hippo_core.dream.team_turns import turn_index
     from hippo_core.index.history import epoch
-    from hippo_core.index.team_turns import turn_index
 
     index = turn_index(workspace)
     if index is None:
@@ -201,7 +201,7 @@ def bm25_ranker(workspace: Workspace) -> Ranker:
     import math
     from collections import Counter
 
-    from hippo_core.builtins.context_parts import MAX_RELEVANT
+    from hippo_core.context.relevance import MAX_RELEVANT
     from hippo_core.notes.text import words
 
     bags: dict[str, Counter[str]] = {}

@@ -443,10 +443,10 @@ class _Settling:
 def _push_to_team(workspace: Workspace, report: Report) -> Any:
     """The sessions just ingested, to the team index when the workspace has one, and that
     index to read every member's sessions from (a
-    :class:`~hippo_core.index.team_turns.TeamTurnIndex`); None without one. A server that is
+    :class:`~hippo_core.dream.team_turns.TeamTurnIndex`); None without one. A server that is
     away is a line of the report, and the dream goes on with the local index."""
+    from hippo_core.dream.team_turns import TeamTurnIndex
     from hippo_core.index import team
-    from hippo_core.index.team_turns import TeamTurnIndex
 
     url = team.configured_url(workspace)
     if not url:

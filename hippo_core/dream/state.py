@@ -12,14 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hippo_core.files.atomic import atomic_write
+from hippo_core.index.team_dreamed import TEAM_DREAMED
 
 if TYPE_CHECKING:
     from hippo_core.workspace.folder import Workspace
 
 STATE_FILE = "dream-state.json"
-#: In ``.hippo/cache/``: who last dreamed the workspace's project on its team index, and
-#: when, as the last ingest or dream that reached the server saw it.
-TEAM_DREAMED = "team-dreamed.json"
 CHUNK = timedelta(hours=24)
 STALE = timedelta(hours=36)
 #: The line a dry run's report carries in its Window section (DESIGN decision 8).

@@ -94,7 +94,7 @@ class TurnIndex:
     """Read-only queries over ``$HIPPO_HOME/index.sqlite`` (through SQLAlchemy).
 
     The way turns are found is here; the SQL that fetches them is in the ``_*_rows``
-    methods, which the team index (:class:`~hippo_core.index.team_turns.TeamTurnIndex`)
+    methods, which the team index (:class:`~hippo_core.dream.team_turns.TeamTurnIndex`)
     asks of PostgreSQL instead."""
 
     def __init__(self, engine: Engine, root: Path | None = None) -> None:
@@ -148,7 +148,7 @@ class TurnIndex:
 
     def handoffs_arrived(self, after: int, upto: int, before: datetime) -> dict[str, str]:
         """Other machines' sessions whose handoff arrived late: none here (a team index,
-        :class:`~hippo_core.index.team_turns.TeamTurnIndex`, has them)."""
+        :class:`~hippo_core.dream.team_turns.TeamTurnIndex`, has them)."""
         return {}
 
     def handoffs_dreamed(self) -> dict[str, str]:
@@ -162,7 +162,7 @@ class TurnIndex:
     def records(self, latest: int | None = None) -> list[dict[str, Any]]:
         """Sessions of other machines the dream should see (with ``latest``, only that many,
         those that started last): none in the local index (a team index,
-        :class:`~hippo_core.index.team_turns.TeamTurnIndex`, has them)."""
+        :class:`~hippo_core.dream.team_turns.TeamTurnIndex`, has them)."""
         return []
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[Any]:

@@ -312,7 +312,7 @@ def _term_scores(rows: Rows, count: int, mean: float) -> Scores:
 class SessionTerms:
     """What each term gives the sessions of the history, kept between calls of
     :func:`past_sessions` while the transcript index stays as it was (a watcher's,
-    :mod:`hippo_core.notes.watch`)."""
+    :mod:`hippo_core.context.watch`)."""
 
     def __init__(self) -> None:
         self._held: dict[tuple[str, bool, int, float], Scores] = {}

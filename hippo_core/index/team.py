@@ -357,8 +357,8 @@ def note_team_dream(workspace: Workspace, server: Engine) -> None:
     from sqlalchemy import text
     from sqlalchemy.exc import DBAPIError
 
-    from hippo_core.dream.state import TEAM_DREAMED
     from hippo_core.files.atomic import atomic_write
+    from hippo_core.index.team_dreamed import TEAM_DREAMED
 
     try:
         with server.connect() as conn:

@@ -69,7 +69,7 @@ def serve(start: str) -> int:
     require_sdk()
     import anyio
 
-    from hippo_core.notes.watch import keep_fresh
+    from hippo_core.context.watch import keep_fresh
     from hippo_core.plugins.manager import load_plugins
 
     tools = load_plugins().tools()

@@ -142,7 +142,7 @@ class NotesIndex:
         self.with_terms = with_terms
         self.in_memory = in_memory
         #: The file the index is kept in (None in memory), and whether a watcher said it is
-        #: fresh (:mod:`hippo_core.notes.watch`): then the watcher may be asked to rank.
+        #: fresh (:mod:`hippo_core.context.watch`): then the watcher may be asked to rank.
         self.path: str | None = None
         self.watched = False
         #: The notes the last refresh looked at, when it looked at some only (``looks``).

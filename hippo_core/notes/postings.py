@@ -2,7 +2,7 @@
 
 A hook ranks from the notes index in SQL (:meth:`~hippo_core.notes.index.NotesIndex.
 bm25_scored`), reading the rows of the notes with a task word in their titles first. The
-watcher (:mod:`hippo_core.notes.watch`) runs anyway, so it keeps, for each term it was
+watcher (:mod:`hippo_core.context.watch`) runs anyway, so it keeps, for each term it was
 asked, the term's notes sorted by what the term gives each (its impact, summed over the
 fields: :meth:`~hippo_core.notes.fields.Scoring.impact`), a dictionary of them, what the
 title gives each note that has the term in its title, and the most the other fields give

@@ -1,4 +1,4 @@
-"""The hook's side of the notes watcher (:mod:`hippo_core.notes.watch`): one question on a
+"""The hook's side of the notes watcher (:mod:`hippo_core.context.watch`): one question on a
 socket, asked only when the socket is there, costing a hook a fraction of a millisecond.
 """
 
