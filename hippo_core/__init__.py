@@ -230,9 +230,10 @@ def __getattr__(name: str) -> Any:
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'hippo_core' has no attribute {name!r}")
-    from importlib import import_module
+    import sys
 
-    value = getattr(import_module(module), name)
+    __import__(module)  # importlib.import_module would cost the hot path its import
+    value = getattr(sys.modules[module], name)
     globals()[name] = value
     return value
 

@@ -1,3 +1,3 @@
-from hippo_core.cli import main
+from hippo_core.cli import script
 
-main()
+script()

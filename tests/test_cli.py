@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -252,6 +253,47 @@ def test_the_fast_path_and_typer_agree(
     else:
         assert fast.code == 0
         assert fast.out.startswith("# Home\n")
+
+
+def as_a_process(args: list[str], root: Path, stdin: str = "") -> Run:
+    """``hippo ARGS`` run as the console script runs it, in a process of its own, its
+    standard output buffered as an agent's pipe has it."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    done = subprocess.run(
+        [sys.executable, "-m", "hippo_core", *args],
+        cwd=root,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+def test_the_console_script_leaving_at_once_loses_nothing(
+    hippo: HippoRunner, make_workspace: WorkspaceMaker
+):
+    """``script`` ends ``hook`` and ``context`` with ``os._exit``: what they print and
+    write is the same as when the interpreter is torn down."""
+    notes = {f"Topic {i}.md": f"# Topic {i}\n\nDeploys from main.\n" for i in range(9)}
+    lines = "".join(f"- line {i} of the entry note\n" for i in range(5000))
+    notes["Home.md"] = f"# Home\n\n{lines}"
+    root = make_workspace('relevance = "bm25"\nbudget_bytes = 200000\n', notes)
+    args = ["context", "--task", "deploys from main", "--budget", "150000"]
+    quick, slow = as_a_process(args, root), hippo(*args, cwd=root)
+    assert (quick.code, quick.out, quick.err) == (slow.code, slow.out, slow.err)
+    assert len(quick.out) > 100_000  # more than a pipe holds: all of it flushed
+    refused = as_a_process(["context", "--budget", "0"], root)
+    assert (refused.code, refused.out) == (2, "")
+    assert refused.err == "error: --budget must be a positive number of bytes, not 0\n"
+    payload = json.dumps({"session_id": "s-quick", "cwd": str(root), "prompt": "deploys?"})
+    prompt = as_a_process(["hook", "prompt"], root, payload)
+    assert (prompt.code, prompt.err) == (0, "")
+    assert prompt.out.startswith("<hippo-context>\nrelevant:\n- Topic")
+    record = json.loads(next((root / ".hippo" / "sessions").glob("*.json")).read_text())
+    assert record["task"] == "deploys?" and record["first_prompt"]
+    assert as_a_process(["hook", "prompt"], root, payload) == Run(0, "", "")
 
 
 @pytest.mark.parametrize(

@@ -100,7 +100,7 @@ def test_the_sdist_and_the_wheel_hold_hippo_and_pass_twine(dist: Path) -> None:
     metadata = zipfile.ZipFile(wheel).read(f"{NAME}.dist-info/METADATA").decode()
     assert "License-Expression: MIT" in metadata and "Requires-Python: >=3.11" in metadata
     entry_points = zipfile.ZipFile(wheel).read(f"{NAME}.dist-info/entry_points.txt").decode()
-    assert "hippo = hippo_core.cli:main" in entry_points
+    assert "hippo = hippo_core.cli:script" in entry_points
     assert "sleep = hippo_packs.sleep.plugin" in entry_points
     with tarfile.open(sdist) as archive:
         members = archive.getnames()

@@ -109,6 +109,27 @@ def test_only_the_sessions_of_this_workspaces_notes_count(
     assert relevant(hippo, other, TASK) == ["Checkout", "Stripe webhooks"]
 
 
+def test_sessions_in_a_git_worktree_of_the_workspace_count(
+    make_workspace: WorkspaceMaker, hippo: HippoRunner, claude_home: Path, tmp_path: Path
+) -> None:
+    import subprocess
+
+    root = make_workspace('relevance = "history"\n', NOTES)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "notes"], check=True)
+    tree = tmp_path / "feature-tree"
+    subprocess.run([*git, "worktree", "add", "-q", str(tree)], check=True)
+    # The session worked in the worktree and read the note there.
+    past(claude_home, tree, "checkout hangs when paying by card", ["Payments/Stripe webhooks.md"])
+    assert hippo("ingest", cwd=root).code == 0
+    assert relevant(hippo, root, TASK) == ["Checkout", "Stripe webhooks"]
+    # What the first prompt reads of the worktrees is a small file of its own.
+    kept = json.loads((root / ".hippo" / "cache" / "folders.json").read_text())
+    assert kept["payload"] == [str(root), str(tree)]
+
+
 def test_notes_no_longer_there_or_superseded_are_ignored(
     make_workspace: WorkspaceMaker, hippo: HippoRunner, claude_home: Path
 ) -> None:

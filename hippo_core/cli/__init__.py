@@ -16,20 +16,50 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def main() -> None:
-    """Run ``hippo`` on ``sys.argv``, turning a user's error into one line."""
+#: The commands an agent waits for, which the console script ends without tearing the
+#: interpreter down (see :func:`script`).
+QUICK = ("hook", "context")
+
+
+def script() -> None:
+    """The ``hippo`` console script: :func:`main`, as a process of its own.
+
+    An agent waits for ``hippo hook ...`` and ``hippo context`` on every session and prompt.
+    What they make is short-lived, so the script runs them with the cyclic garbage collector
+    off, and once the answer is written and flushed it leaves at once (:func:`os._exit`):
+    tearing down the interpreter, module by module and object by object, would cost the
+    agent about a tenth of the call. Every file they write is closed by then, and nothing
+    of theirs waits for the interpreter's exit (no ``atexit``, no buffered file)."""
+    main(quick=len(sys.argv) > 1 and sys.argv[1] in QUICK)
+
+
+def main(*, quick: bool = False) -> None:
+    """Run ``hippo`` on ``sys.argv``, turning a user's error into one line. With ``quick``
+    (a hot command run by the console script), as :func:`script` says."""
     from hippo_core.base.errors import HippoError
 
     try:
         _check_text(sys.argv[1:])
         from hippo_core.cli import hot
 
+        if quick:
+            import gc
+
+            gc.disable()
         code = hot.run(sys.argv[1:])
         if code is None:
             from hippo_core.cli.root import app
 
+            if quick:
+                gc.enable()
             app()
             return
+        if quick:
+            import os
+
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
     except HippoError as exc:
         from hippo_core.base.terminal import printable
 

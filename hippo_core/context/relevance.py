@@ -233,14 +233,13 @@ def _team(workspace: Workspace) -> bool:
 def notes_roots(workspace: Workspace) -> list[str]:
     """The notes folder as past sessions may have named it, each ending in ``/``: as the
     workspace was reached, with its links resolved, and in each git worktree of its
-    repository that the last ingest found (``.hippo/cache/derived.json``)."""
+    repository that the last ingest found (``.hippo/cache/folders.json``)."""
     from hippo_core.files import jsontext
 
     folders = [workspace.folder, os.path.realpath(workspace.folder)]
     try:
-        with open(workspace.inside(".hippo", "cache", "derived.json"), "rb") as handle:
-            payload = jsontext.loads(handle.read()).get("payload") or {}
-        more = payload.get("folders")
+        with open(workspace.inside(".hippo", "cache", "folders.json"), "rb") as handle:
+            more = jsontext.loads(handle.read()).get("payload")
         folders += [f for f in more if isinstance(f, str)] if isinstance(more, list) else []
     except (OSError, ValueError, AttributeError):
         pass  # no ingest here yet: the workspace's own folder

@@ -144,6 +144,10 @@ def _private_sessions(conn: sqlite3.Connection, since: int | None) -> list[str]:
     return [row[0] for row in conn.execute(query, (-1 if since is None else since,))]
 
 
+#: The workspace's folders as the last ingest found them (see :func:`_keep_folders`).
+FOLDERS_FILE = "folders.json"
+
+
 def write_derived(index: Path, workspace: Workspace) -> int:
     """Write or refresh the derived records of ``workspace``; how many files changed.
 
@@ -181,7 +185,19 @@ def write_derived(index: Path, workspace: Workspace) -> int:
     if key is not None and (since != now or fresh):
         # Records this run wrote are read again next time: cheap, and never missed.
         write_cache(marker, key, {"generation": now, "folders": folders, "records": seen})
+    if key is not None:
+        _keep_folders(workspace, key, folders)
     return written
+
+
+def _keep_folders(workspace: Workspace, key: str, folders: list[str]) -> None:
+    """Keep the workspace's folders, its git worktrees' among them, in a file of their own
+    (``.hippo/cache/folders.json``): the first prompt's ranking reads them, and reading
+    them out of ``derived.json``, which names every session record, would cost it more than
+    the ranking itself."""
+    path = workspace.inside(".hippo", "cache", FOLDERS_FILE)
+    if read_cache(path, key) != folders:
+        write_cache(path, key, folders)
 
 
 def _key(index: Path, workspace: Workspace) -> str | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from importlib import import_module
 
 from hippo_core.base.records import Record
 from hippo_core.files.cache import read_cache, write_cache
@@ -47,6 +46,13 @@ class Point(Record):
         for part in attribute.split("[", 1)[0].strip().split(".") if attribute else ():
             found = getattr(found, part)
         return found
+
+
+def import_module(name: str) -> Any:
+    """The module ``name`` (absolute), imported if it was not: :func:`importlib.import_module`
+    without importing :mod:`importlib`, which costs the hot path its ``warnings``."""
+    __import__(name)
+    return sys.modules[name]
 
 
 def entry_points(group: str) -> list[Point]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import os
 import sys
-from importlib import import_module
 
 from hippo_core.base.errors import HippoError
 from hippo_core.base.records import Record
 from hippo_core.plugins import hookspecs
+from hippo_core.plugins.entry_points import import_module
 from hippo_core.plugins.markers import hookimpl
 from hippo_core.version import __version__
 

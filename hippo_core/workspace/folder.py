@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 #: is stat-ed each time (a note added, removed or renamed is seen at once), and a note the
 #: block names is looked at before it is shown
 #: (:meth:`~hippo_core.notes.index.NotesIndex.fresh`).
-LOOKS = 500
+LOOKS = 200
 #: Paths below the workspace that stay on one machine: ``hippo init`` git-ignores them and
 #: ``hippo doctor`` warns when git tracks one. The session log is added from the settings.
 LOCAL_ONLY = (
