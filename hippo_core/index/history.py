@@ -189,12 +189,13 @@ def past_sessions(
     left with none is passed over. The team's sessions pulled from the team index count
     only with ``team``. With ``before`` (seconds since the epoch) only sessions that started
     before it count, and never the session ``besides``: for measuring, so that no task sees
-    its own. ``held`` keeps each term's rows between calls (a watcher's).
+    its own. ``held`` keeps each term's scores between calls (a watcher's); without it,
+    SQLite sums them.
 
     How rare a term is, and how long prompts are, is counted over every session of the
     history (that started before ``before``), whatever part of it asks: a search's
     statistics are its collection's, and a part's would cost a pass over all its rows."""
-    task_terms = list(dict.fromkeys(task_terms))
+    task_terms = sorted(set(task_terms))
     if not task_terms or not roots or limit <= 0:
         return []
     if before is not None or besides is not None:
@@ -215,97 +216,157 @@ def past_sessions(
     if not count:
         return []
     mean = max(length / count, 1.0)
-    score: dict[int, float] = {}
-    started: dict[int, float | None] = {}
-    for term in sorted(task_terms):
-        if held is not None:
-            given, dates = held.scores(conn, term, team, count, mean)
-        else:
-            given, dates = _term_scores(_term_rows(conn, term, team, before, besides), count, mean)
-        # Summed over the terms in their order, so that the same terms give the same sum.
-        for row, part in given.items():
-            score[row] = score.get(row, 0.0) + part
-        started.update(dates)
-    if not score:
-        return []
+    if held is None:
+        pages = _summed_in_sql(conn, task_terms, team, before, besides, count, mean)
+    else:
+        pages = _summed_held(conn, held, task_terms, team, count, mean)
     below, ranges = _ranges(roots)
     taken: list[tuple[float, float | None, list[str]]] = []
-    for best in _pages(score, started, max(PAGE, 2 * limit)):
+    for best in pages(max(PAGE, 2 * limit)):
         # A page of the best at a time, the files of its sessions at once.
         marks = ", ".join(f":s{i}" for i in range(len(best)))
         opened: dict[int, list[str]] = {}
         for row, path in conn.execute(
             f"SELECT id, path FROM history_notes WHERE id IN ({marks}) AND ({below}) "
             "ORDER BY id, path",
-            {**ranges, **{f"s{i}": row for i, row in enumerate(best)}},
+            {**ranges, **{f"s{i}": row for i, (row, _, _) in enumerate(best)}},
         ):
             opened.setdefault(row, []).append(_relative(path, roots))
         kept = set(current(sorted({path for paths in opened.values() for path in paths})))
-        for row in best:
+        for row, score, started in best:
             notes = [path for path in opened.get(row, ()) if path in kept]
-            match = round(score[row], 9)
-            if notes and match > 0:
-                taken.append((match, started[row], notes))
+            if notes and score > 0:
+                taken.append((score / QUANTUM, started, notes))
                 if len(taken) == limit:
                     return taken
     return taken
 
 
-Rows = list[tuple[int, int, int, "float | None"]]
+#: A session's score is a whole number of ``1 / QUANTUM``: each term's part is cut to one,
+#: so that the parts add up exactly, in any order. SQLite's sum over a session's rows and a
+#: watcher's sum of the parts it holds are then the same number, and so is their order.
+QUANTUM = 2.0**40
+#: A term's part of a session's score, as SQL computes it from a row of ``history_terms``
+#: (``:idf`` the term's; the same operations, in the same order, as :func:`_term_scores`).
+_PART = "CAST({idf} * tf / (tf + :k1 * (1 - :b + :b * length / :mean)) * :quantum AS INTEGER)"
+#: The order of the sessions: best first, ties to the later start (undated ones last), then
+#: to the later row.
+_ORDER = "score DESC, started IS NULL, started DESC, id DESC"
+
+Page = list[tuple[int, int, "float | None"]]
 
 
-def _pages(
-    score: dict[int, float], started: dict[int, float | None], size: int
-) -> Iterator[list[int]]:
-    """The sessions of ``score``, best first, about ``size`` at a time: scores rounded to 9
-    places, ties to the later session (undated ones last), then the later row. Each page is
-    the best ``size`` and every session whose rounded score ties the last of them, so that
-    sorting a page alone orders it as sorting them all would."""
+def _summed_in_sql(
+    conn: sqlite3.Connection,
+    task_terms: list[str],
+    team: bool,
+    before: float | None,
+    besides: str | None,
+    count: int,
+    mean: float,
+) -> Callable[[int], Iterator[Page]]:
+    """The sessions with a term of the task, in :data:`_ORDER`, a page at a time, their
+    scores summed by SQLite: ``(row, score, started)``."""
+    marks = ", ".join(f":t{i}" for i in range(len(task_terms)))
+    where = f"term IN ({marks})"
+    values: dict[str, object] = {f"t{i}": term for i, term in enumerate(task_terms)}
+    if not team:
+        where += " AND NOT team"
+    if before is not None:
+        where += " AND started < :before"
+        values["before"] = before
+    if besides is not None:
+        where += " AND id NOT IN (SELECT id FROM history WHERE session = :besides)"
+        values["besides"] = besides
+    found = conn.execute(
+        f"SELECT term, count(*) FROM history_terms WHERE {where} GROUP BY term", values
+    )
+    idf = {term: _idf(count, df) for term, df in found.fetchall()}
+    cases = " ".join(f"WHEN :t{i} THEN :idf{i}" for i, term in enumerate(task_terms) if term in idf)
+    values.update({f"idf{i}": idf.get(term, 0.0) for i, term in enumerate(task_terms)})
+    values.update(k1=K1, b=B, mean=float(mean), quantum=QUANTUM)
+    query = (
+        f"SELECT id, sum({_PART.format(idf=f'CASE term {cases} END')}) AS score, "
+        f"max(started) AS started FROM history_terms WHERE {where} GROUP BY id "
+        f"ORDER BY {_ORDER} LIMIT :size OFFSET :offset"
+    )
+
+    def pages(size: int) -> Iterator[Page]:
+        offset = 0
+        while idf:
+            page = conn.execute(query, {**values, "size": size, "offset": offset}).fetchall()
+            if page:
+                yield page
+            if len(page) < size:
+                return
+            offset += size
+
+    return pages
+
+
+def _summed_held(
+    conn: sqlite3.Connection,
+    held: SessionTerms,
+    task_terms: list[str],
+    team: bool,
+    count: int,
+    mean: float,
+) -> Callable[[int], Iterator[Page]]:
+    """:func:`_summed_in_sql` from the parts ``held`` keeps of each term."""
+    score: dict[int, int] = {}
+    started: dict[int, float | None] = {}
+    for term in task_terms:
+        given, dates = held.scores(conn, term, team, count, mean)
+        for row, part in given.items():
+            score[row] = score.get(row, 0) + part
+        started.update(dates)
+    return lambda size: _pages(score, started, size)
+
+
+def _pages(score: dict[int, int], started: dict[int, float | None], size: int) -> Iterator[Page]:
+    """The sessions of ``score`` in :data:`_ORDER`, about ``size`` at a time: each page is
+    the best ``size`` and every session whose score ties the last of them, so that sorting a
+    page alone orders it as sorting them all would."""
     left = dict(score)
     while left:
         last = heapq.nlargest(size, left.values())[-1]
-        floor = round(last, 9)
-        near = [row for row, value in left.items() if value >= last - 2e-9]
-        rounded = {row: round(score[row], 9) for row in near}
-        page = [row for row in near if rounded[row] >= floor]
+        page = [row for row, value in left.items() if value >= last]
         for row in page:
             del left[row]
-        page.sort(
-            key=lambda row: (-rounded[row], started[row] is None, -(started[row] or 0.0), -row)
-        )
-        yield page
+        page.sort(key=lambda row: (-score[row], started[row] is None, -(started[row] or 0.0), -row))
+        yield [(row, score[row], started[row]) for row in page]
 
 
-def _term_rows(
-    conn: sqlite3.Connection, term: str, team: bool, before: float | None, besides: str | None
-) -> Rows:
+Rows = list[tuple[int, int, int, "float | None"]]
+
+
+def _term_rows(conn: sqlite3.Connection, term: str, team: bool) -> Rows:
     """The history's rows of ``term``: each session's row id, the term's count, the
     session's prompt length and when it started."""
-    query = "SELECT id, tf, length, started FROM history_terms WHERE term = :term"
-    values: dict[str, object] = {"term": term}
-    if not team:
-        query += " AND NOT team"
-    if before is not None:
-        query += " AND started < :before"
-        values["before"] = before
-    if besides is not None:
-        query += " AND id NOT IN (SELECT id FROM history WHERE session = :besides)"
-        values["besides"] = besides
-    return conn.execute(query, values).fetchall()
+    query = "SELECT id, tf, length, started FROM history_terms WHERE term = ?"
+    return conn.execute(query + ("" if team else " AND NOT team"), (term,)).fetchall()
 
 
-Scores = tuple[dict[int, float], dict[int, "float | None"]]
+def _idf(count: int, df: int) -> float:
+    """How rare a term held by ``df`` of ``count`` sessions is."""
+    return math.log(1 + (count - df + 0.5) / (df + 0.5))
+
+
+Scores = tuple[dict[int, int], dict[int, "float | None"]]
 
 
 def _term_scores(rows: Rows, count: int, mean: float) -> Scores:
     """What a term gives each session of ``rows`` (of ``count`` sessions, their prompts
-    ``mean`` terms long): ``idf * tf / (tf + K1 * (1 - B + B * length / mean))``; and when
+    ``mean`` terms long): ``idf * tf / (tf + K1 * (1 - B + B * length / mean))`` as a
+    whole number of ``1 / QUANTUM``, cut as SQL's ``CAST`` cuts it (:data:`_PART`); and when
     each started."""
     if not rows:
         return {}, {}
-    df = len(rows)
-    idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
-    given = {row: idf * tf / (tf + K1 * (1 - B + B * size / mean)) for row, tf, size, _ in rows}
+    idf = _idf(count, len(rows))
+    given = {
+        row: int(idf * tf / (tf + K1 * (1 - B + B * size / mean)) * QUANTUM)
+        for row, tf, size, _ in rows
+    }
     return given, {row: at for row, _, _, at in rows}
 
 
@@ -328,8 +389,7 @@ class SessionTerms:
         key = (term, team, count, mean)
         found = self._held.get(key)
         if found is None:
-            rows = _term_rows(conn, term, team, None, None)
-            found = self._held[key] = _term_scores(rows, count, mean)
+            found = self._held[key] = _term_scores(_term_rows(conn, term, team), count, mean)
         return found
 
 
