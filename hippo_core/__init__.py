@@ -87,6 +87,7 @@ if TYPE_CHECKING:
     from hippo_core.packs.evals_replay import Metered, Recording, Replay, read_recording
     from hippo_core.packs.evals_result import CaseResult
     from hippo_core.packs.running import load_packs
+    from hippo_core.plugins.agent import Agent
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.manager import Plugins, load_plugins
     from hippo_core.plugins.markers import hookimpl
@@ -210,7 +211,8 @@ _API: dict[str, dict[str, tuple[str, ...]]] = {
         "hippo_core.packs.evals_case": ("CaseError",),
         "hippo_core.packs.evals_replay": ("Metered", "Recording", "Replay", "read_recording"),
     },
-    "Transcript sources": {
+    "Agents and their transcripts": {
+        "hippo_core.plugins.agent": ("Agent",),
         "hippo_core.transcripts.model": (
             "TranscriptSource",
             "Parsed",

@@ -93,7 +93,7 @@ def test_the_sdist_and_the_wheel_hold_hippo_and_pass_twine(dist: Path) -> None:
         "hippo_packs/core/passes/verify.toml",
         "hippo_packs/decisions/eval/handoff-decision/recorded.json",
         "hippo_packs/sleep/pack/pack.toml",
-        "hippo_core/agents/opencode.js",
+        "hippo_core/builtins/agents/opencode.js",
         "hippo_core/packs/scaffold/pyproject.toml.tmpl",
     ):
         assert data in names, data

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from hippo_core.agents.sessions import session_id
-from hippo_core.builtins import sources
+from hippo_core.plugins.manager import load_plugins
 from hippo_core.transcripts import lines
 from hippo_core.transcripts.model import Parsed, Resume, SessionInfo, Turn
 from hippo_core.transcripts.sources.claude_code import ClaudeCodeSource
@@ -150,8 +150,7 @@ def test_roots_honour_claude_config_dir(tmp_path: Path):
 
 
 def test_the_hook_registers_the_source():
-    found: list[Any] = []
-    sources.hippo_register_sources(found.append)
+    found: list[Any] = list(load_plugins().sources().values())
     assert [type(s) for s in found if s.name == "claude-code"] == [ClaudeCodeSource]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins import sources
+from hippo_core.plugins.manager import load_plugins
 from hippo_core.transcripts.model import Parsed, Resume, Turn
 from hippo_core.transcripts.shell import files_read
 from hippo_core.transcripts.sources import codex
@@ -130,8 +130,7 @@ def test_discover_and_roots(tmp_path: Path):
 
 
 def test_registers_through_the_hook():
-    found: list[Any] = []
-    sources.hippo_register_sources(found.append)
+    found: list[Any] = list(load_plugins().sources().values())
     assert [type(s) for s in found if s.name == "codex"] == [codex.CodexSource]
 
 

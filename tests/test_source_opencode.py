@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hippo_core.builtins import sources
+from hippo_core.plugins.manager import load_plugins
 from hippo_core.transcripts.model import Parsed, Resume
 from hippo_core.transcripts.sources import opencode
 from hippo_core.transcripts.sources.opencode import OpenCodeSource
@@ -121,8 +121,7 @@ def test_roots_discover_and_hook(tmp_path: Path):
     assert source.roots({}, tmp_path) == [tmp_path / ".local/share/opencode"]
     assert list(source.discover(FIXTURES)) == [DB]
     assert list(source.discover(tmp_path / "nowhere")) == []
-    found: list[Any] = []
-    sources.hippo_register_sources(found.append)
+    found: list[Any] = list(load_plugins().sources().values())
     assert [type(s) for s in found if s.name == "opencode"] == [opencode.OpenCodeSource]
 
 

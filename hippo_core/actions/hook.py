@@ -1,4 +1,4 @@
-"""``hippo hook``: what an agent's session hooks run (Claude Code, and Codex's same schema).
+"""``hippo hook``: what an agent's session hooks run, for every registered agent.
 
 The hook's JSON arrives on stdin. Whatever goes wrong, a hook prints nothing harmful and
 exits 0, so the agent is never blocked; the problem goes to ``$HIPPO_HOME/hooks.log``.
@@ -27,6 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
+    from hippo_core.plugins.agent import Agent
     from hippo_core.workspace.folder import Workspace
 
 #: Hook names as the CLI spells them.
@@ -37,16 +38,15 @@ DUPLICATE_SECONDS = 30.0
 #: Starts after which the agent's context no longer holds what session-start printed, so
 #: it prints again; any other start of a session it printed for (a resume) prints nothing.
 FRESH_STARTS = ("compact", "clear")
-#: Agents whose resumed history drops what a start printed: Gemini CLI rebuilds a resumed
-#: session's history without every user message that begins with a hook's context (in
-#: ``gemini -p`` that is the first prompt, SessionStart's block folded into it).
-FRESH_RESUMES = ("gemini",)
-#: hippo's hook names -> Gemini CLI's events, which its JSON output names.
-GEMINI_EVENTS = {
-    "session-start": "SessionStart",
-    "prompt": "BeforeAgent",
-    "session-end": "SessionEnd",
-    "compact": "PreCompress",
+#: What hippo's own agents with hooks put before their session ids in hippo's records, read
+#: without loading plugins: a later prompt is answered before any plugin is loaded. Another
+#: agent's comes from its registered :class:`~hippo_core.plugins.agent.Agent`
+#: (``tests/test_agent_plugins.py`` holds this table to the registered agents).
+SESSION_PREFIXES = {
+    "claude-code": "",
+    "codex": "codex-",
+    "gemini": "gemini-",
+    "opencode": "opencode-",
 }
 
 
@@ -107,12 +107,22 @@ def run_hook(event: str, tool: str, stdin: str, out: TextIO) -> None:
 
 
 def _handed_over(event: str, tool: str, text: str) -> str:
-    """What the agent reads: the block between hippo's markers; for Gemini CLI, inside the
-    JSON its hooks must print (plain text there would be an error)."""
-    if tool != "gemini":
+    """What the agent reads: the block between hippo's markers; for an agent whose hooks
+    print JSON (Gemini CLI), inside the JSON it reads (plain text there would be an error),
+    naming the agent's event."""
+    agent = _agent(tool)
+    if agent is None or agent.hook_output != "json":
         return handover.wrap(text)
-    output = {"hookEventName": GEMINI_EVENTS[event], "additionalContext": handover.wrap(text)}
+    output = {"hookEventName": agent.agent_event(event), "additionalContext": handover.wrap(text)}
     return jsontext.dumps({"hookSpecificOutput": output}, indent=None) + "\n"
+
+
+def _agent(tool: str) -> Agent | None:
+    """The registered agent ``tool`` names, None for one no plugin registers (its hooks
+    work as Claude Code's do)."""
+    from hippo_core.plugins.manager import load_plugins
+
+    return load_plugins(hot=True).agents().get(tool)
 
 
 def _payload(stdin: str) -> dict[str, Any]:
@@ -150,10 +160,14 @@ def _root(payload: dict[str, Any]) -> str | None:
 
 def _raw_id(payload: dict[str, Any], tool: str) -> str:
     # Codex's derived records are named codex-<thread id> (Gemini CLI's and OpenCode's
-    # likewise); declaring under the same name lets the declared record replace the derived
-    # one, as the spec asks.
+    # likewise, and any agent's with its prefix); declaring under the same name lets the
+    # declared record replace the derived one, as the spec asks.
     raw = str(payload["session_id"])
-    return f"{tool}-{raw}" if tool in ("codex", "gemini", "opencode") else raw
+    prefix = SESSION_PREFIXES.get(tool)
+    if prefix is None:
+        agent = _agent(tool)
+        prefix = agent.session_prefix if agent is not None else ""
+    return prefix + raw
 
 
 def _prompted(root: str, raw_id: str) -> bool:
@@ -190,7 +204,7 @@ def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[s
         # Written now: the session line (a context part) reads the record.
         record = sessions.declare(workspace, raw_id, tool, cwd=_cwd(payload))
         last = record.get("last_start") or {}
-        fresh = source in FRESH_STARTS or (source == "resume" and tool in FRESH_RESUMES)
+        fresh = source in FRESH_STARTS or (source == "resume" and _fresh_resume(tool))
         if last and not fresh:
             return ""  # printed for this session already: a resume has it in its history
         if last.get("source") == source and time.time() - last.get("at", 0) < DUPLICATE_SECONDS:
@@ -201,6 +215,14 @@ def _session_start(workspace: Workspace, raw_id: str, tool: str, payload: dict[s
         record["last_start"] = {"source": source, "at": time.time()}
         sessions.write_record(workspace, record)
     return block.text
+
+
+def _fresh_resume(tool: str) -> bool:
+    """Whether ``tool``'s resumed history drops what a start printed: Gemini CLI rebuilds a
+    resumed session's history without every user message that begins with a hook's context
+    (in ``gemini -p`` that is the first prompt, SessionStart's block folded into it)."""
+    agent = _agent(tool)
+    return agent is not None and agent.fresh_resume
 
 
 def _prompt(workspace: Workspace, raw_id: str, tool: str, payload: dict[str, Any]) -> str:

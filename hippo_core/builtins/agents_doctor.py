@@ -1,6 +1,6 @@
 """``hippo doctor``'s checks of the agents: which have hippo's hooks and its MCP server,
-whether Codex will run the hooks, their recent failures, and whether the model program can
-be started."""
+whether an agent will run the hooks (Codex's trust), agents registered wrong, the hooks'
+recent failures, and whether the model program can be started."""
 
 from __future__ import annotations
 
@@ -87,25 +87,31 @@ def _line_of(path: Path, key: str) -> int | None:
 
 
 def _hooks(workspace: Workspace) -> list[Finding]:
-    """Where hippo's hooks are installed, for the project and the user; what stops Codex."""
-    from hippo_core.agents.install import AGENTS, codex_trust, installed, settings_file
+    """Where hippo's hooks are installed, for the project and the user; what stops an agent
+    running them (Codex's trust); agents a plugin registered wrong."""
+    from hippo_core.agents.install import installed, settings_file
     from hippo_core.base.findings import Finding
+    from hippo_core.plugins.manager import load_plugins
 
-    findings = []
-    for agent in AGENTS:
+    problems: list[str] = []
+    agents = load_plugins().agents(problems)
+    findings = [Finding("warning", "agents", problem) for problem in problems]
+    for agent in agents.values():
+        if not agent.has_hooks:
+            continue
         for user in (False, True):
             path = settings_file(agent, user=user, project=workspace.root)
-            events = sorted({event for event, _, _ in installed(path)})
+            events = sorted({event for event, _, _ in installed(path, agent)})
             if not events:
                 continue
             shown = str(path) if user else workspace.relative(path)
-            findings.append(Finding("info", "hooks", f"{agent}: {', '.join(events)} in {shown}"))
-            problem = (
-                codex_trust(path, None if user else workspace.root) if agent == "codex" else None
-            )
+            line = f"{agent.name}: {', '.join(events)} in {shown}"
+            findings.append(Finding("info", "hooks", line))
+            check = agent.hooks_problem
+            problem = check(path, None if user else workspace.root) if check else None
             if problem:
-                findings.append(Finding("warning", "hooks", f"codex: {shown}: {problem}"))
-    if not findings:
+                findings.append(Finding("warning", "hooks", f"{agent.name}: {shown}: {problem}"))
+    if not any(finding.code == "hooks" for finding in findings):
         findings.append(
             Finding(
                 "info",

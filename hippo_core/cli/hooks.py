@@ -8,6 +8,10 @@ import typer
 
 from hippo_core.cli.common import command_group, subcommand
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo_core.plugins.agent import Agent
+
 app = command_group("Install or remove hippo's hooks in an agent's settings.")
 
 USER_OPTION = typer.Option(False, "--user", help="The user's settings, not the project's.")
@@ -23,7 +27,7 @@ def _project() -> Path:
     return Workspace.open(root).root if root else Path.cwd()
 
 
-def _settings_file(agent: str, user: bool) -> Path:
+def _settings_file(agent: Agent, user: bool) -> Path:
     from hippo_core.agents.install import settings_file
 
     return settings_file(agent, user=user, project=_project())
@@ -50,13 +54,14 @@ def _on_compact() -> bool:
 def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     """Add hippo's session-start, prompt and session-end hooks (OpenCode: a plugin), and its
     compaction hook when the workspace's triggers dream on compaction."""
-    from hippo_core.agents.install import codex_trust
+    from hippo_core.agents.install import hook_agent
     from hippo_core.agents.install import install as add
 
-    change = add(agent, _settings_file(agent, user), compact=_on_compact())
-    if agent == "opencode":
+    found = hook_agent(agent)
+    change = add(found, _settings_file(found, user), compact=_on_compact())
+    if found.hook_plugin is not None:
         done = "wrote" if change.added else "updated" if change.updated else "already up to date:"
-        typer.echo(f"{done} {change.path}, the plugin that hands OpenCode hippo's context")
+        typer.echo(f"{done} {change.path}, {found.plugin_said}")
         return
     if change.added:
         typer.echo(f"added {', '.join(change.added)} to {change.path}")
@@ -64,8 +69,8 @@ def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
         typer.echo(f"set the timeout of {', '.join(change.updated)} in {change.path}")
     if not change.added and not change.updated:
         typer.echo(f"{change.path} already has hippo's hooks")
-    if agent == "codex":
-        problem = codex_trust(change.path, None if user else _project())
+    if found.hooks_problem is not None:
+        problem = found.hooks_problem(change.path, None if user else _project())
         if problem:
             typer.echo(f"note: {problem}")
 
@@ -73,10 +78,12 @@ def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
 @subcommand(app, "uninstall")
 def uninstall(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     """Remove hippo's hooks only; every other hook stays."""
+    from hippo_core.agents.install import hook_agent
     from hippo_core.agents.install import uninstall as remove
 
-    change = remove(_settings_file(agent, user))
-    if agent == "opencode":
+    found = hook_agent(agent)
+    change = remove(found, _settings_file(found, user))
+    if found.hook_plugin is not None:
         done = "removed" if change.removed else "no hippo plugin at"
         typer.echo(f"{done} {change.path}")
         return

@@ -22,11 +22,6 @@ USER_OPTION = typer.Option(False, "--user", help="The user's config, not the pro
 AGENT_ARGUMENT = typer.Argument(
     ..., metavar="AGENT", help="claude-code, codex, gemini or opencode."
 )
-#: What each agent asks of a server registered for a project, said after installing one.
-PROJECT_NOTES = {
-    "claude-code": "Claude Code asks you to approve a project's .mcp.json servers once",
-    "codex": "Codex reads a project's .codex/config.toml only once you trust the project",
-}
 
 
 @app.callback()
@@ -60,14 +55,14 @@ def install(agent: str = AGENT_ARGUMENT, user: bool = USER_OPTION) -> None:
     from hippo_core.mcp.install import check_agent
     from hippo_core.mcp.install import install as add
 
-    check_agent(agent)
+    found = check_agent(agent)
     change = add(agent, _config_file(agent, user))
     if change.action == "unchanged":
         typer.echo(f"{change.path} already has hippo's MCP server")
     else:
         typer.echo(f"{change.action} hippo's MCP server in {change.path}")
-    if not user and agent in PROJECT_NOTES:
-        typer.echo(f"note: {PROJECT_NOTES[agent]}")
+    if not user and found.mcp_note:  # what the agent asks of a project's server
+        typer.echo(f"note: {found.mcp_note}")
 
 
 @subcommand(app, "uninstall")

@@ -1,21 +1,10 @@
 """``hippo mcp install|uninstall``: hippo's server in each agent's own MCP config.
 
-Where each agent reads its MCP servers (checked against each agent's documentation and
-issue tracker in 2026; the project file first, then the user's):
-
-- Claude Code: ``.mcp.json`` in the project; the user's servers are the top-level
-  ``mcpServers`` of ``~/.claude.json``, which is ``$CLAUDE_CONFIG_DIR/.claude.json`` when that
-  is set (``claude mcp add --scope user`` writes there: anthropics/claude-code#4193 and
-  #48448). ``{"mcpServers": {"hippo": {"command": ..., "args": [...]}}}``.
-- Codex: ``[mcp_servers.hippo]`` with ``command``, ``args`` and ``env_vars`` (Codex starts a
-  server with only a few of its own variables, ``HOME`` and ``PATH`` among them, and these
-  besides) in ``~/.codex/config.toml`` (``$CODEX_HOME/config.toml``), or
-  ``.codex/config.toml`` in a project Codex trusts (developers.openai.com/codex/mcp).
-- Gemini CLI: ``mcpServers`` in ``.gemini/settings.json``, or ``~/.gemini/settings.json``
-  below ``$GEMINI_CLI_HOME`` when set (geminicli.com/docs/tools/mcp-server).
-- OpenCode: ``"mcp": {"hippo": {"type": "local", "command": [...], "enabled": true}}`` in
-  ``opencode.json`` in the project or ``~/.config/opencode/opencode.json``
-  (``$XDG_CONFIG_HOME``) (opencode.ai/docs/mcp-servers).
+Each registered :class:`~hippo_core.plugins.agent.Agent` says where it reads its MCP servers
+(``mcp_file``, the project's or the user's), under which key (``mcp_servers``) and in what
+shape (``mcp_entry``): Claude Code's ``.mcp.json`` and ``~/.claude.json``, Codex's
+``config.toml`` (TOML, known by its suffix), Gemini CLI's ``.gemini/settings.json``,
+OpenCode's ``opencode.json``; each agent's module says where that was checked.
 
 Installing adds hippo's entry, or brings its command up to date keeping any key a person
 added to it; every other server, key and (in TOML) comment stays. Installing twice leaves
@@ -26,7 +15,6 @@ is refused with one line naming it, and left byte for byte as it was.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,20 +23,12 @@ from typing import Any
 from hippo_core.base.errors import HippoError, UsageError
 from hippo_core.files.atomic import atomic_write
 
-AGENTS = ("claude-code", "codex", "gemini", "opencode")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from hippo_core.plugins.agent import Agent
+
 #: The server's name in every agent's config.
 NAME = "hippo"
-#: What Codex passes on to the server from its own environment besides its short default
-#: list (``HOME``, ``PATH`` ...): the variables that say which index and plugins hippo uses.
-#: Without them a server Codex starts reads another index than ``hippo ingest`` wrote.
-CODEX_ENV_VARS = ("HIPPO_HOME", "HIPPO_LOAD_PLUGINS", "XDG_DATA_HOME")
-#: The key holding the servers, by agent (Codex's is a TOML table).
-SERVERS = {
-    "claude-code": "mcpServers",
-    "codex": "mcp_servers",
-    "gemini": "mcpServers",
-    "opencode": "mcp",
-}
 
 
 @dataclass(frozen=True)
@@ -72,30 +52,26 @@ class Registration:
     problem: str = ""
 
 
+def mcp_agents() -> dict[str, Agent]:
+    """The registered agents that read MCP servers from a config file, by name."""
+    from hippo_core.plugins.manager import load_plugins
+
+    return {name: a for name, a in load_plugins().agents().items() if a.mcp_file is not None}
+
+
 def config_file(agent: str, *, user: bool, project: Path) -> Path:
     """The MCP config of ``agent``: the user's, or the project's (``project`` is its root)."""
-    check_agent(agent)
-    env = os.environ
-    home = Path.home()
-    if agent == "claude-code":
-        user_file = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home
-        return user_file / ".claude.json" if user else project / ".mcp.json"
-    if agent == "codex":
-        codex = Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
-        return codex / "config.toml" if user else project / ".codex" / "config.toml"
-    if agent == "gemini":
-        base = Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else home
-        return (base if user else project) / ".gemini" / "settings.json"
-    if agent == "opencode":
-        config = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
-        return config / "opencode" / "opencode.json" if user else project / "opencode.json"
-    raise AssertionError(agent)
+    where = check_agent(agent).mcp_file
+    assert where is not None
+    return where(user, project)
 
 
-def check_agent(agent: str) -> None:
-    """Refuse an agent hippo does not know, naming those it does."""
-    if agent not in AGENTS:
-        raise UsageError(f"hippo mcp installs for {', '.join(AGENTS)}, not {agent!r}")
+def check_agent(agent: str) -> Agent:
+    """The registered agent ``agent``; refuse one hippo does not know, naming those it does."""
+    agents = mcp_agents()
+    if agent not in agents:
+        raise UsageError(f"hippo mcp installs for {', '.join(agents)}, not {agent!r}")
+    return agents[agent]
 
 
 def server_argv() -> list[str]:
@@ -110,22 +86,18 @@ def server_argv() -> list[str]:
 
 def entry(agent: str) -> dict[str, Any]:
     """hippo's entry in ``agent``'s config."""
-    argv = server_argv()
-    if agent == "opencode":
-        return {"type": "local", "command": argv, "enabled": True}
-    if agent == "codex":
-        return {"command": argv[0], "args": argv[1:], "env_vars": list(CODEX_ENV_VARS)}
-    return {"command": argv[0], "args": argv[1:]}
+    return check_agent(agent).mcp_entry(server_argv())
 
 
 def install(agent: str, path: Path) -> Change:
     """Add hippo's server to ``path``, or bring its entry up to date."""
-    check_agent(agent)
-    wanted = entry(agent)
-    if agent == "codex":
-        return _install_toml(path, wanted)
-    data = _read_json(path, SERVERS[agent])
-    servers = data.setdefault(SERVERS[agent], {})
+    found = check_agent(agent)
+    wanted = found.mcp_entry(server_argv())
+    if _toml(path):
+        return _install_toml(path, found.mcp_servers, wanted)
+    key = found.mcp_servers
+    data = _read_json(path, key)
+    servers = data.setdefault(key, {})
     current = servers.get(NAME)
     merged = {**current, **wanted} if isinstance(current, dict) else wanted
     if merged == current:
@@ -137,12 +109,11 @@ def install(agent: str, path: Path) -> Change:
 
 def uninstall(agent: str, path: Path) -> Change:
     """Remove hippo's entry from ``path``; an object of servers left empty goes too."""
-    check_agent(agent)
+    key = check_agent(agent).mcp_servers
     if not path.exists():
         return Change(path, "absent")
-    if agent == "codex":
-        return _uninstall_toml(path)
-    key = SERVERS[agent]
+    if _toml(path):
+        return _uninstall_toml(path, key)
     data = _read_json(path, key)
     servers = data.get(key, {})
     if NAME not in servers:
@@ -157,25 +128,31 @@ def uninstall(agent: str, path: Path) -> Change:
 def registrations(project: Path) -> list[Registration]:
     """Every agent's project and user config, and whether hippo's server is in each."""
     found = []
-    for agent in AGENTS:
+    for agent in mcp_agents().values():
         for scope in ("project", "user"):
-            path = config_file(agent, user=scope == "user", project=project)
+            assert agent.mcp_file is not None
+            path = agent.mcp_file(scope == "user", project)
             try:
-                registered = NAME in _servers(agent, path)
+                registered = NAME in _servers(agent.mcp_servers, path)
             except HippoError as exc:
-                found.append(Registration(agent, scope, path, False, str(exc)))
+                found.append(Registration(agent.name, scope, path, False, str(exc)))
                 continue
-            found.append(Registration(agent, scope, path, registered))
+            found.append(Registration(agent.name, scope, path, registered))
     return found
 
 
-def _servers(agent: str, path: Path) -> dict[str, Any]:
+def _toml(path: Path) -> bool:
+    """Whether the config at ``path`` is TOML (Codex's ``config.toml``), not JSON."""
+    return path.suffix == ".toml"
+
+
+def _servers(key: str, path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    if agent == "codex":
-        servers = _read_toml(path).get(SERVERS[agent])
+    if _toml(path):
+        servers = _read_toml(path, key).get(key)
         return dict(servers) if servers is not None else {}
-    return dict(_read_json(path, SERVERS[agent]).get(SERVERS[agent], {}))
+    return dict(_read_json(path, key).get(key, {}))
 
 
 # -- JSON -----------------------------------------------------------------------------------
@@ -218,10 +195,10 @@ def _write(path: Path, text: str) -> None:
         raise HippoError(f"{path}: cannot be written ({exc}); nothing was changed") from None
 
 
-# -- TOML (Codex) ---------------------------------------------------------------------------
+# -- TOML (Codex's) --------------------------------------------------------------------------
 
 
-def _read_toml(path: Path) -> Any:
+def _read_toml(path: Path, key: str) -> Any:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -231,20 +208,20 @@ def _read_toml(path: Path) -> Any:
         raise HippoError(
             f"{path}: not valid TOML ({exc}); nothing was changed: fix it, then run this again"
         ) from None
-    servers = doc.get(SERVERS["codex"])
+    servers = doc.get(key)
     if servers is not None and not isinstance(servers, dict):
-        raise HippoError(f"{path}: mcp_servers is not a table; nothing was changed")
+        raise HippoError(f"{path}: {key} is not a table; nothing was changed")
     return doc
 
 
-def _install_toml(path: Path, wanted: dict[str, Any]) -> Change:
+def _install_toml(path: Path, key: str, wanted: dict[str, Any]) -> Change:
     import tomlkit
 
-    doc = _read_toml(path)
-    servers = doc.get(SERVERS["codex"])
+    doc = _read_toml(path, key)
+    servers = doc.get(key)
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
-        doc.add(SERVERS["codex"], servers)
+        doc.add(key, servers)
     current = servers.get(NAME)
     if isinstance(current, dict):
         if all(current.get(key) == value for key, value in wanted.items()):
@@ -264,16 +241,16 @@ def _install_toml(path: Path, wanted: dict[str, Any]) -> Change:
     return Change(path, action)
 
 
-def _uninstall_toml(path: Path) -> Change:
+def _uninstall_toml(path: Path, key: str) -> Change:
     import tomlkit
 
-    doc = _read_toml(path)
-    servers = doc.get(SERVERS["codex"])
+    doc = _read_toml(path, key)
+    servers = doc.get(key)
     if servers is None or NAME not in servers:
         return Change(path, "absent")
     del servers[NAME]
     if not servers:
-        del doc[SERVERS["codex"]]
+        del doc[key]
     # The blank line that set hippo's table apart goes with it.
     text = tomlkit.dumps(doc).rstrip("\n")
     _write(path, text + "\n" if text else "")

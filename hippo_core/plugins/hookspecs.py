@@ -34,9 +34,9 @@ if TYPE_CHECKING:
         Validator,
     )
     from hippo_core.notes.note import Note
+    from hippo_core.plugins.agent import Agent
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.tools import Tool
-    from hippo_core.transcripts.model import TranscriptSource
     from hippo_core.workspace.folder import Workspace
 
 BackendFactory = Callable[["Workspace"], "ModelBackend"]
@@ -84,13 +84,18 @@ def hippo_register_packs(register: Callable[[str, Path], None]) -> None:
 
 
 @hookspec
-def hippo_register_sources(register: Callable[[TranscriptSource], None]) -> None:
-    """Register transcript sources, as ``register(source)``.
+def hippo_register_agents(register: Callable[[Agent], None]) -> None:
+    """Register coding agents, as ``register(agent)``: everything hippo does with one agent.
 
-    A source (:class:`~hippo_core.transcripts.model.TranscriptSource`) reads one agent's
-    transcripts: it names its tool, finds its files and parses them into sessions and
-    turns. Called by ``hippo ingest``; the first source registered under a name wins, so a
-    plugin cannot silently replace a built-in one. Returns nothing.
+    An :class:`~hippo_core.plugins.agent.Agent` bundles the agent's name (the ``--tool`` of
+    ``hippo hook``), its transcript sources, the hook settings file and events ``hippo hooks
+    install`` writes, the MCP config ``hippo mcp install`` writes, what ``hippo doctor``
+    checks of it and the variables that say it runs a process; an agent hippo only reads the
+    transcripts of is a name and its sources. Called by ``hippo ingest``,
+    ``hippo hooks``, ``hippo mcp install``, ``hippo doctor`` and, for an agent hippo does not
+    ship, by its hooks (which read its session ids and output shape). hippo's own agents are
+    registered first, and the first agent registered under a name wins; an agent registered
+    wrong is left out and named by ``hippo doctor``. Returns nothing.
     """
 
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         Validator,
     )
     from hippo_core.notes.note import Note
+    from hippo_core.plugins.agent import Agent
     from hippo_core.plugins.events import Event
     from hippo_core.plugins.hookspecs import BackendFactory
     from hippo_core.plugins.hot import Impl
@@ -61,7 +62,13 @@ BUILTIN_HOOKS = {
     "hippo_core.builtins.context_parts": ("hippo_context_parts",),
     "hippo_core.builtins.lint": ("hippo_lint_note",),
     "hippo_core.builtins.doctor_checks": ("hippo_doctor_checks",),
-    "hippo_core.builtins.sources": ("hippo_register_sources",),
+    "hippo_core.builtins.agents.claude_code": ("hippo_register_agents",),
+    "hippo_core.builtins.agents.codex": ("hippo_register_agents",),
+    "hippo_core.builtins.agents.gemini": ("hippo_register_agents",),
+    "hippo_core.builtins.agents.opencode": ("hippo_register_agents",),
+    "hippo_core.builtins.agents.command_code": ("hippo_register_agents",),
+    "hippo_core.builtins.agents.dsh": ("hippo_register_agents",),
+    "hippo_core.builtins.agents.muse": ("hippo_register_agents",),
     "hippo_core.builtins.dreaming": (
         "hippo_register_appliers",
         "hippo_register_backends",
@@ -212,6 +219,7 @@ class Plugins:
         Their other registrations stand; the one that raised is left out."""
         self._calling = ""
         self._hot: dict[str, list[Impl]] = {}
+        self._agent_plugins: dict[str, PluginInfo] = {}
 
     def infos(self) -> list[PluginInfo]:
         """Every plugin, loaded or broken, with the hooks it implements."""
@@ -412,14 +420,52 @@ class Plugins:
         self._collect("hippo_register_schedule_jobs", register=register)
         return found
 
+    def agents(self, problems: list[str] | None = None) -> dict[str, Agent]:
+        """Every coding agent by name; the first registered under a name wins. An agent
+        registered wrong is left out, with a line saying why added to ``problems``."""
+        from hippo_core.plugins.agent import Agent
+
+        found: dict[str, Agent] = {}
+
+        def register(agent: Agent) -> None:
+            plugin = self._origin(self._calling)
+            why = (
+                agent.check()
+                if isinstance(agent, Agent)
+                else f"it is a {type(agent).__name__}, not a hippo_core.Agent"
+            )
+            if why:
+                if problems is not None:
+                    name = getattr(agent, "name", "?")
+                    problems.append(
+                        f"plugin {plugin.origin} registered the agent {name!r}, which is left "
+                        f"out: {why}"
+                    )
+                return
+            if agent.name not in found:
+                found[agent.name] = agent
+                self._agent_plugins[agent.name] = plugin
+
+        self._collect("hippo_register_agents", tolerant=True, register=register)
+        return found
+
     def sources(self) -> dict[str, TranscriptSource]:
-        """Every transcript source by tool name; the first registered under a name wins."""
+        """Every agent's transcript sources by tool name, in the order the agents were
+        registered; the first source under a name wins."""
         found: dict[str, TranscriptSource] = {}
-
-        def register(source: TranscriptSource) -> None:
-            found.setdefault(source.name, source)
-
-        self._collect("hippo_register_sources", tolerant=True, register=register)
+        for agent in self.agents().values():
+            if agent.sources is None:
+                continue
+            plugin = self._agent_plugins[agent.name]
+            try:
+                made = list(agent.sources())
+            except Exception as exc:  # one bad plugin stops no ingest; doctor names it
+                if plugin.builtin:
+                    raise
+                self.failed.setdefault(plugin.name, f"{type(exc).__name__}: {exc}")
+                continue
+            for source in made:
+                found.setdefault(source.name, source)
         return found
 
     def _registry(self, hook: str, named: bool = False) -> dict[str, Any]:
@@ -564,7 +610,7 @@ _NAMED_HOOKS = (
     ("hippo_register_reviewers", "reviewer", False),
     ("hippo_register_appliers", "applier", False),
     ("hippo_register_backends", "backend", True),
-    ("hippo_register_sources", "transcript source", False),
+    ("hippo_register_agents", "agent", False),
     ("hippo_register_tools", "tool", False),
 )
 

@@ -1,6 +1,6 @@
 """Agent transcripts: the records each agent writes, read into sessions and turns.
 
 Every agent's format is a *source* (:mod:`hippo_core.transcripts.sources`), registered
-through ``hippo_register_sources`` by :mod:`hippo_core.builtins.sources`; this package
-holds what they share.
+with its agent through ``hippo_register_agents`` by :mod:`hippo_core.builtins.agents`; this
+package holds what they share.
 """
