@@ -23,7 +23,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 #: ``(agent, variable, values)``: ``variable`` set to one of ``values`` (any non-empty value
-#: when ``values`` is empty) says that ``agent`` runs the process.
+#: when ``values`` is empty) says that ``agent`` runs the process. hippo's own agents' marks
+#: are their registered :class:`~hippo_core.plugins.agent.Agent`'s ``env_marks``, kept here
+#: so that a process tells them without loading plugins (``tests/test_agent_plugins.py``
+#: holds the two together); another plugin's agents are read from it (:func:`marks`).
 MARKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("claude-code", "CLAUDECODE", ("1",)),
     ("claude-code", "CLAUDE_CODE_SESSION_ID", ()),
@@ -40,7 +43,8 @@ MARKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("an agent", "AGENT", ("1", "true")),
 )
 #: The variable that names the agent's session, and how hippo names that session's record
-#: (the hooks' ``codex-<thread id>``, :func:`hippo_core.actions.hook._raw_id`).
+#: (the hooks' ``codex-<thread id>``, :func:`hippo_core.actions.hook._raw_id`): the agents'
+#: ``session_variable`` and ``session_prefix``.
 SESSIONS = {
     "claude-code": ("CLAUDE_CODE_SESSION_ID", ""),
     "codex": ("CODEX_THREAD_ID", "codex-"),
@@ -53,13 +57,14 @@ def agent_in(env: Mapping[str, str]) -> dict[str, str] | None:
     """The agent ``env`` says runs the process: ``agent`` (``claude-code``, ``codex``,
     ``gemini``, ``opencode``, or ``an agent``), ``variable`` (the one that said so) and,
     when the agent names it, ``session`` (as hippo's session records name it)."""
-    for agent, variable, values in MARKS:
+    known, sessions = marks()
+    for agent, variable, values in known:
         value = env.get(variable, "")
         if value and (not values or value.strip().lower() in values):
             found = {"agent": agent, "variable": variable}
             if agent == "an agent" and variable == "AI_AGENT":
                 found["agent"] = _named(value)
-            name, prefix = SESSIONS.get(found["agent"], ("", ""))
+            name, prefix = sessions.get(found["agent"], ("", ""))
             session = env.get(name, "").strip() if name else ""
             if session and len(session) <= 200 and session.isprintable():
                 found["session"] = prefix + session
@@ -70,8 +75,30 @@ def agent_in(env: Mapping[str, str]) -> dict[str, str] | None:
 def without_agent(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` without any variable that names an agent or its session: for a command
     started as a session of its own (the sleep pack's ripple wakes a fresh one)."""
-    marked = {variable for _agent, variable, _values in MARKS}
+    marked = {variable for _agent, variable, _values in marks()[0]}
     return {name: value for name, value in env.items() if name not in marked}
+
+
+def marks() -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], dict[str, tuple[str, str]]]:
+    """:data:`MARKS` and :data:`SESSIONS` with the agents other plugins register: their
+    marks go before the conventions agents share. Plugins are loaded only when a third
+    party's are installed (``HIPPO_LOAD_PLUGINS`` empty loads none)."""
+    if os.environ.get("HIPPO_LOAD_PLUGINS", None) == "":
+        return MARKS, SESSIONS
+    from hippo_core.plugins.manager import load_plugins
+
+    try:
+        plugins = load_plugins()
+        agents = [a for a in plugins.agents().values() if not plugins.is_builtin_agent(a.name)]
+    except Exception:  # a broken plugin is doctor's to name; the marks hippo knows still hold
+        return MARKS, SESSIONS
+    own = tuple(mark for mark in MARKS if mark[0] != "an agent")
+    extra = tuple((a.name, var, values) for a in agents for var, values in a.env_marks)
+    sessions = dict(SESSIONS)
+    for agent in agents:
+        if agent.session_variable:
+            sessions[agent.name] = (agent.session_variable, agent.session_prefix)
+    return own + extra + MARKS[len(own) :], sessions
 
 
 def _named(value: str) -> str:

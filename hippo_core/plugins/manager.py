@@ -449,6 +449,11 @@ class Plugins:
         self._collect("hippo_register_agents", tolerant=True, register=register)
         return found
 
+    def is_builtin_agent(self, name: str) -> bool:
+        """Whether the agent ``name`` (as :meth:`agents` found it) is one of hippo's own."""
+        plugin = self._agent_plugins.get(name)
+        return plugin is not None and plugin.builtin
+
     def sources(self) -> dict[str, TranscriptSource]:
         """Every agent's transcript sources by tool name, in the order the agents were
         registered; the first source under a name wins."""
