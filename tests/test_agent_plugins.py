@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core.actions.hook import SESSION_PREFIXES
+from hippo_core.actions.hook import PLAIN_AGENTS, SESSION_PREFIXES
 from hippo_core.agents.env import MARKS, SESSIONS
 from hippo_core.plugins.agent import Agent
 from hippo_core.plugins.manager import load_plugins
@@ -223,6 +223,12 @@ def test_the_hot_tables_agree_with_the_registered_agents():
     assert {
         name: agent.session_prefix for name, agent in agents.items() if agent.has_hooks
     } == SESSION_PREFIXES
+    plain = [
+        name
+        for name, agent in agents.items()
+        if agent.has_hooks and agent.hook_output == "text" and not agent.fresh_resume
+    ]
+    assert tuple(plain) == PLAIN_AGENTS
     own = tuple(
         (name, variable, values)
         for name, agent in agents.items()

@@ -148,11 +148,13 @@ def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
     session = json.loads(start)["session_id"]
     record = root / ".hippo" / "sessions" / f"{session}.json"
 
+    # What Claude Code's hooks print needs no agent registered (actions/hook.py's tables).
+    agents = ("hippo_core.plugins.agent", "hippo_core.builtins.agents.claude_code")
     modules = imported(root, "hook", "session-start", stdin=start, expect="<hippo-context>\n# Home")
-    assert_none(modules, (*HOT, "hippo_core.dream.model"), "hippo hook session-start")
+    assert_none(modules, (*HOT, *agents, "hippo_core.dream.model"), "hippo hook session-start")
     modules = imported(root, "hook", "prompt", stdin=prompt, expect="<hippo-context>\nrelevant:")
     # The linter counts reckon the day without datetime (about a millisecond).
-    first_prompt = (*HOT, "hippo_core.dream.model", "datetime")
+    first_prompt = (*HOT, *agents, "hippo_core.dream.model", "datetime")
     assert_none(modules, first_prompt, "hippo hook prompt (the first)")
     assert json.loads(record.read_text())["first_prompt"]
 

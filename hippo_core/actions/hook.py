@@ -48,6 +48,10 @@ SESSION_PREFIXES = {
     "gemini": "gemini-",
     "opencode": "opencode-",
 }
+#: Those of them whose hooks print the block as it is and whose resumed sessions keep what
+#: a start printed, as an agent no plugin registers is taken to: the hooks answer them
+#: without loading the agents (the same test holds this to the registered agents).
+PLAIN_AGENTS = ("claude-code", "codex", "opencode")
 
 
 class HookProblem(Exception):
@@ -119,7 +123,9 @@ def _handed_over(event: str, tool: str, text: str) -> str:
 
 def _agent(tool: str) -> Agent | None:
     """The registered agent ``tool`` names, None for one no plugin registers (its hooks
-    work as Claude Code's do)."""
+    work as Claude Code's do) and for one of :data:`PLAIN_AGENTS`."""
+    if tool in PLAIN_AGENTS:
+        return None
     from hippo_core.plugins.manager import load_plugins
 
     return load_plugins(hot=True).agents().get(tool)
