@@ -154,7 +154,7 @@ def test_hooks_import_no_heavy_library(make_workspace: WorkspaceMaker) -> None:
     assert_none(modules, (*HOT, *agents, "hippo_core.dream.model"), "hippo hook session-start")
     modules = imported(root, "hook", "prompt", stdin=prompt, expect="<hippo-context>\nrelevant:")
     # The linter counts reckon the day without datetime (about a millisecond).
-    first_prompt = (*HOT, *agents, "hippo_core.dream.model", "datetime")
+    first_prompt = (*HOT, *agents, "hippo_core.dream.model", "datetime", "heapq")
     assert_none(modules, first_prompt, "hippo hook prompt (the first)")
     assert json.loads(record.read_text())["first_prompt"]
 

@@ -89,7 +89,8 @@ def relevant_paths(
     def past() -> dict[str, float]:
         return history_scores(workspace, wanted, before=before, now=now, besides=besides)
 
-    return rank(index.bm25_scored, index, wanted, setting == "history", limit, past)
+    with index.reading():
+        return rank(index.bm25_scored, index, wanted, setting == "history", limit, past)
 
 
 def rank(
@@ -174,6 +175,13 @@ def history_scores(
         return {}
     conn = open_history(os.path.join(home_folder(), "index.sqlite"))
     if conn is None:
+        return {}
+    import _sqlite3
+
+    try:
+        conn.execute("BEGIN")  # its queries as one read of the index
+    except _sqlite3.Error:
+        conn.close()
         return {}
     try:
         return scores_from(

@@ -19,7 +19,6 @@ from __future__ import annotations
 # The C module: the sqlite3 package adds date adapters, and its datetime import costs a
 # hook about a millisecond. Connections, errors and connect() are the package's own.
 import _sqlite3 as sqlite3
-import heapq
 import math
 import os
 from collections import Counter
@@ -327,6 +326,8 @@ def _pages(score: dict[int, int], started: dict[int, float | None], size: int) -
     """The sessions of ``score`` in :data:`_ORDER`, about ``size`` at a time: each page is
     the best ``size`` and every session whose score ties the last of them, so that sorting a
     page alone orders it as sorting them all would."""
+    import heapq  # a watcher's alone: the hook's sessions come sorted from SQLite
+
     left = dict(score)
     while left:
         last = heapq.nlargest(size, left.values())[-1]
