@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
+from hippo_core import Validator
 from tests.conftest import WorkspaceMaker, write_notes
 from tests.dream_scene import PROPOSER, VERIFY_REVIEWER, Scene, replace
 
@@ -303,3 +305,70 @@ def test_an_append_is_drawn_from_its_evidence_and_its_reviewer_sees_the_handoff(
     [review] = [c for c in scene.calls() if CONSOLIDATE_REVIEWER in (c["system"] or "")]
     assert "## The handoffs of the evidence sessions (each session's own words" in review["prompt"]
     assert handoff in review["prompt"]
+
+
+def checked(root: Path, check: Validator, note: str, old: str, confirmed: str = "") -> list[str]:
+    """``check``'s problems with a replace (an append when ``old`` is empty) in ``note``,
+    ``confirmed`` being the text a person confirmed by reverting."""
+    from hippo_core import CheckContext, Evidence, Proposal, Workspace, load_plugins
+
+    kind = "replace" if old else "append"
+    change = Proposal(
+        "p-1", "core/verify", note, kind, old, "uv run pytest", "", (Evidence("s", 0),)
+    )
+    context = CheckContext(
+        workspace=Workspace.open(root),
+        prompt_notes={note: ""},
+        turn=lambda session, ordinal: None,
+        kinds=load_plugins().kinds(),
+        confirmed=lambda name: [(confirmed, "r-1")] if confirmed else [],
+    )
+    return check.check(change, context)
+
+
+@pytest.mark.parametrize(
+    ("old", "confirmed", "refused"),
+    [
+        ("Run the tests", "Run the tests", True),  # the whole of it
+        ("tests with `make", "`make test` from", True),  # the start of it
+        ("from the repository", "`make test` from", True),  # its end
+        ("Run the", "Run the tests", True),  # from the note's first character
+        ("Run the tests with ", "`make test` from", False),  # ends where it begins
+        (" from the repository root.", "`make test`", False),  # begins where it ends
+        ("", "Run the tests", False),  # an append, beside text confirmed at the very start
+        ("", "repository root.", False),  # an append, just after it
+    ],
+)
+def test_only_a_change_overlapping_confirmed_text_is_refused(
+    make_workspace: WorkspaceMaker, old: str, confirmed: str, refused: bool
+):
+    from hippo_core.dream.validators import HumanConfirmed
+
+    root = make_workspace(
+        "", {"Testing.md": "Run the tests with `make test` from the repository root."}
+    )
+    problems = checked(root, HumanConfirmed(), "Testing.md", old, confirmed)
+    assert problems == (["old changes text a person confirmed by revert r-1"] if refused else [])
+
+
+@pytest.mark.parametrize(
+    ("note", "problem"),
+    [
+        ("Test\0ing.md", "note 'Test\\x00ing.md' is not a path below the notes folder"),
+        ("Testing.md\0", "note 'Testing.md\\x00' is not a path below the notes folder"),
+        (
+            "Runbooks\\Testing.md",
+            "note 'Runbooks\\\\Testing.md' is not a path below the notes folder",
+        ),
+        ("", "note '' is not a path below the notes folder"),
+    ],
+)
+def test_a_note_that_is_no_path_is_one_problem(
+    make_workspace: WorkspaceMaker, note: str, problem: str
+):
+    """A NUL or a backslash in a model's ``note`` is refused by name, before any file is
+    looked at (a NUL reaching the file system raises ValueError, not OSError)."""
+    from hippo_core.dream.validators import NotePath
+
+    root = make_workspace("", {"Testing.md": "# Testing\n", "Runbooks/Testing.md": "# Testing\n"})
+    assert checked(root, NotePath(), note, "Testing") == [problem]
