@@ -333,6 +333,8 @@ def checked(root: Path, check: Validator, note: str, old: str, confirmed: str = 
         ("tests with `make", "`make test` from", True),  # the start of it
         ("from the repository", "`make test` from", True),  # its end
         ("Run the", "Run the tests", True),  # from the note's first character
+        ("with `", "`make test`", True),  # its first character only
+        ("` from", "`make test`", True),  # its last character only
         ("Run the tests with ", "`make test` from", False),  # ends where it begins
         (" from the repository root.", "`make test`", False),  # begins where it ends
         ("", "Run the tests", False),  # an append, beside text confirmed at the very start
@@ -372,3 +374,63 @@ def test_a_note_that_is_no_path_is_one_problem(
 
     root = make_workspace("", {"Testing.md": "# Testing\n", "Runbooks/Testing.md": "# Testing\n"})
     assert checked(root, NotePath(), note, "Testing") == [problem]
+
+
+@pytest.mark.parametrize(
+    ("new", "drawn"),
+    [
+        ("- Serve on port 8443.", True),  # the first turn's value
+        ("- Restart with `systemctl restart api`.", True),  # the second's
+        ("- 2026-12-01: serve on port 8443.", True),  # the day the session started
+        ("- Seen at 2026-12-01T10:00:00Z: port 8443.", True),  # the time itself
+        ("- Rolled back to release v2.7.1.", True),  # what the prompt showed of the session
+        ("- Port 8443 (s-1 turn 0).", True),  # a citation of the evidence
+        ("- Serve on port 9443.", False),
+    ],
+)
+def test_a_change_may_draw_from_every_evidence_turn_its_time_and_its_session(
+    make_workspace: WorkspaceMaker, new: str, drawn: bool
+):
+    from hippo_core import CheckContext, Evidence, Proposal, TurnText, Workspace, load_plugins
+    from hippo_core.dream.validators import DrawnFromEvidence
+
+    root = make_workspace("", {"Testing.md": "# Testing\n"})
+    turns = {
+        ("s-1", 0): TurnText("s-1", 0, "2026-12-01T10:00:00Z", "Serve it on port 8443.", "Done."),
+        ("s-1", 1): TurnText("s-1", 1, None, "How to restart?", "systemctl restart api"),
+    }
+    change = Proposal(
+        "p-1",
+        "core/verify",
+        "Testing.md",
+        "append",
+        "",
+        new,
+        "",
+        tuple(Evidence(*t) for t in turns),
+    )
+    context = CheckContext(
+        workspace=Workspace.open(root),
+        prompt_notes={"Testing.md": ""},
+        turn=lambda session, ordinal: turns.get((session, ordinal)),
+        kinds=load_plugins().kinds(),
+        confirmed=lambda note: [],
+        session_text=lambda session: "handoff: rolled back to release v2.7.1",
+    )
+    assert (DrawnFromEvidence().check(change, context) == []) is drawn
+
+
+def test_every_copy_of_confirmed_text_is_kept_from_change(make_workspace: WorkspaceMaker):
+    """Text a person confirmed that the note holds twice: which copy they confirmed is not
+    known, so a change to either is refused."""
+    from hippo_core.dream.validators import HumanConfirmed
+
+    text = "## Staging\nDeploy with `make deploy`.\n## Production\nDeploy with `make deploy`.\n"
+    root = make_workspace("", {"Deploy.md": text})
+    for old in ("Staging\nDeploy with", "Production\nDeploy with `make"):
+        problems = checked(root, HumanConfirmed(), "Deploy.md", old, "Deploy with `make deploy`.")
+        assert problems == ["old changes text a person confirmed by revert r-1"], old
+    assert (
+        checked(root, HumanConfirmed(), "Deploy.md", "## Production", "Deploy with `make deploy`.")
+        == []
+    )
