@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core import Evidence, Proposal, Verdict, Workspace, load_plugins
+from hippo_core import Evidence, Proposal, TurnText, Verdict, Workspace, load_plugins
 from hippo_core.dream.apply import Lineage, Settled, settle
 from hippo_core.notes.edit import note_digest
 from tests.conftest import WorkspaceMaker
@@ -337,19 +337,24 @@ def settled_with(
     change: Proposal,
     verdict: Verdict | None = None,
     lineage: Lineage | None = None,
+    evidence: tuple[TurnText, ...] = (),
 ) -> Settled:
     plugins = load_plugins()
     plugins.pm.register(listener, name="listener")
-    return settle(
-        Workspace.open(root),
-        plugins,
-        change,
-        verdict or Verdict("model", "confirm", "The turn shows uv runs the tests."),
-        prompt_digest=note_digest(TESTING.encode()),
-        persona="",
-        invocation={"command": "a test"},
-        lineage=lineage,
-    )
+    try:
+        return settle(
+            Workspace.open(root),
+            plugins,
+            change,
+            verdict or Verdict("model", "confirm", "The turn shows uv runs the tests."),
+            prompt_digest=note_digest(TESTING.encode()),
+            persona="",
+            invocation={"command": "a test"},
+            lineage=lineage,
+            evidence=evidence,
+        )
+    finally:
+        plugins.pm.unregister(name="listener")
 
 
 EDITED = TESTING.replace(OLD, "Run the tests with `tox`.")
@@ -362,7 +367,14 @@ EDITED = TESTING.replace(OLD, "Run the tests with `tox`.")
         ("deleted", "Testing.md", "replace", "note changed", "the note was deleted after"),
         ("edited", "Testing.md", "replace", "note changed", "the note was edited after the"),
         ("lineage", "Testing.md", "replace", "note changed", "the note was edited after the"),
-        ("rebased", "Testing.md", "replace", "carried", "an earlier change of this run to "),
+        (
+            "rebased",
+            "Testing.md",
+            "replace",
+            "carried",
+            "an earlier change of this run to the note left it where this one no longer applies "
+            "(old text not found; new quotes no evidence turn word for word",
+        ),
         ("no old", "Testing.md", "replace", "not applied", "the change no longer applies: old"),
         ("exists", "Decisions/uv.md", "create", "note changed", "a note was created at this "),
         ("link", "Decisions/Sub/uv.md", "create", "not applied", "the change no longer applies:"),
@@ -439,6 +451,7 @@ def test_a_note_that_appears_while_a_new_one_is_written_is_kept_and_not_called_a
     assert (root / "notes" / "Decisions" / "uv.md").read_text() == "# Someone else's uv note\n"
     record = json.loads(settled.receipt.read_text())
     assert (record["state"], record["after"], record["applied"]) == ("note changed", None, "")
+    assert record["appliers"][0]["state"] == "not run"  # hippo's own step wrote nothing
     assert [(name, state) for name, _, state, _ in intruder.heard] == [
         ("applying", "applying"),
         ("not-applied", "applying"),
@@ -472,7 +485,44 @@ def test_a_receipt_names_its_reviewer_its_persona_hippo_and_why(
         invocation={"command": "hippo review"},
     )
     record = json.loads(settled.receipt.read_text())
+    assert settled.verdict is verdict
+    assert (record["pass"], record["kind"], record["verdict"]) == (
+        "core/verify",
+        "replace",
+        "reject",
+    )
+    [review] = record["reviews"]
+    assert (review["reviewer"], review["verdict"], review["notes"]) == (
+        "model",
+        "reject",
+        verdict.notes,
+    )
     assert record["reviewer"] == {"name": "model", "persona": "a careful maintainer"}
     assert record["invocation"] == {"hippo": __version__, "command": "hippo review"}
     assert (record["state"], record["detail"]) == ("rejected", settled.detail)
     assert settled.detail.startswith(detail)
+
+
+def test_a_run_s_second_change_to_a_note_lands_on_its_first(make_workspace: WorkspaceMaker):
+    """Both proposals were built from the note as the prompt showed it; the second lands on
+    the note as the first left it, through the run's lineage, and says so."""
+    root = make_workspace("", {"Testing.md": TESTING})
+    lineage = Lineage()
+    first = proposal("Testing.md", "replace")
+    second = replace_field(
+        first,
+        id="20261130T061502123456Z-next",
+        old="with the `flaky` marker",
+        new="with the `quarantine` marker",
+    )
+    turn = TurnText("s-1", 0, None, "Tag them with the quarantine marker instead.", "Done.")
+    settled = [
+        settled_with(root, Listener(), change, lineage=lineage, evidence=(turn,))
+        for change in (first, second)
+    ]
+    assert [(s.state, s.detail) for s in settled] == [
+        ("applied", ""),
+        ("applied", "applied onto the note as this run's earlier changes left it"),
+    ]
+    text = (root / "notes" / "Testing.md").read_text()
+    assert NEW in text and "with the `quarantine` marker" in text
