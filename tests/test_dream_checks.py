@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -307,15 +308,21 @@ def test_an_append_is_drawn_from_its_evidence_and_its_reviewer_sees_the_handoff(
     assert handoff in review["prompt"]
 
 
-def checked(root: Path, check: Validator, note: str, old: str, confirmed: str = "") -> list[str]:
+def checked(
+    root: Path, check: Validator, note: str, old: str, confirmed: str = "", **fields: Any
+) -> list[str]:
     """``check``'s problems with a replace (an append when ``old`` is empty) in ``note``,
-    ``confirmed`` being the text a person confirmed by reverting."""
+    ``confirmed`` being the text a person confirmed by reverting; ``fields`` replace the
+    proposal's (``new``, ``kind``, ``extra``)."""
+    from dataclasses import replace as changed
+
     from hippo_core import CheckContext, Evidence, Proposal, Workspace, load_plugins
 
     kind = "replace" if old else "append"
     change = Proposal(
         "p-1", "core/verify", note, kind, old, "uv run pytest", "", (Evidence("s", 0),)
     )
+    change = changed(change, **fields)
     context = CheckContext(
         workspace=Workspace.open(root),
         prompt_notes={note: ""},
@@ -415,7 +422,7 @@ def test_a_change_may_draw_from_every_evidence_turn_its_time_and_its_session(
         turn=lambda session, ordinal: turns.get((session, ordinal)),
         kinds=load_plugins().kinds(),
         confirmed=lambda note: [],
-        session_text=lambda session: "handoff: rolled back to release v2.7.1",
+        session_text=lambda session: "handoff: rolled back to release v2.7.1" * (session == "s-1"),
     )
     assert (DrawnFromEvidence().check(change, context) == []) is drawn
 
@@ -434,3 +441,42 @@ def test_every_copy_of_confirmed_text_is_kept_from_change(make_workspace: Worksp
         checked(root, HumanConfirmed(), "Deploy.md", "## Production", "Deploy with `make deploy`.")
         == []
     )
+
+
+TOKEN = "ghp_" + "a1B2" * 9
+
+
+@pytest.mark.parametrize(
+    ("new", "extra", "problems"),
+    [
+        (
+            f"Use {TOKEN}.",
+            {"title": "Tokens"},
+            ["new holds what looks like a secret (github-token)"],
+        ),
+        (
+            "Use the vault.",
+            {"title": f"Use {TOKEN}", "n": 3},
+            ["title holds what looks like a secret (github-token)"],
+        ),
+        ("<private>the pin</private>", {}, ["new holds what looks like a secret (private)"]),
+        ("Use the vault.", {"title": "Tokens", "n": 3}, []),
+    ],
+)
+def test_a_secret_in_new_or_any_text_field_of_a_proposal_is_refused(
+    make_workspace: WorkspaceMaker, new: str, extra: dict, problems: list[str]
+):
+    from hippo_core.dream.validators import NoSecrets
+
+    root = make_workspace("", {"Testing.md": "# Testing\n"})
+    found = checked(root, NoSecrets(), "Testing.md", "", extra=extra, new=new)
+    assert [problem.split(";")[0] for problem in found] == problems
+    assert all(p.endswith("; hippo writes none into a note or a proposal") for p in found)
+
+
+def test_a_kind_no_plugin_registered_is_named_with_those_there_are(make_workspace: WorkspaceMaker):
+    from hippo_core.dream.validators import KindChecks
+
+    root = make_workspace("", {"Testing.md": "# Testing\n"})
+    [problem] = checked(root, KindChecks(), "Testing.md", "x", kind="rewrite")
+    assert problem.startswith("kind 'rewrite' is not one of: append, attach, create, ")
