@@ -526,3 +526,54 @@ def test_a_run_s_second_change_to_a_note_lands_on_its_first(make_workspace: Work
     ]
     text = (root / "notes" / "Testing.md").read_text()
     assert NEW in text and "with the `quarantine` marker" in text
+
+
+def test_the_next_run_settles_each_receipt_a_killed_run_left_unfinished(
+    make_workspace: WorkspaceMaker,
+):
+    """What a kill leaves, one receipt each, settled in one pass by what the note holds: a
+    plugin's step that was running, a note written (``applied``), a note not yet written, a
+    note somebody changed since (``interrupted``), a plugin's step that never started."""
+    from hippo_core.dream.apply import reconcile
+
+    notes = {f"{name}.md": TESTING for name in "ABCDE"}
+    root = make_workspace("", notes)
+    ids = {}
+    for name in "ABCDE":
+        change = replace_field(proposal(f"{name}.md", "replace"), id=f"20261130T0615Z-{name}0")
+        ids[name] = change.id
+        assert settled_with(root, Listener(), change).applied
+    receipts = root / ".hippo" / "receipts"
+
+    def edit(name: str, **fields: object) -> None:
+        path = receipts / f"{ids[name]}.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), **fields}))
+
+    step = {"name": "changelog", "state": "running", "detail": ""}
+    edit("A", appliers=[{"name": "note", "state": "done", "detail": ""}, step])
+    edit(
+        "E",
+        appliers=[{"name": "note", "state": "done", "detail": ""}, {**step, "state": "pending"}],
+    )
+    for name in "BCD":
+        edit(name, state="applying")
+    (root / "notes" / "C.md").write_text(TESTING)
+    (root / "notes" / "D.md").write_text(TESTING + "\nA line of somebody's.\n")
+
+    assert reconcile(Workspace.open(root)) == [
+        (ids["A"], "applied (the applier changelog was interrupted)"),
+        (ids["B"], "applied"),
+        (ids["C"], "interrupted"),
+        (ids["D"], "interrupted"),
+        (ids["E"], "applied"),  # a step that never started was not interrupted
+    ]
+    records = {name: json.loads((receipts / f"{ids[name]}.json").read_text()) for name in "ABCDE"}
+    assert [(r["state"], r["detail"]) for r in records.values()] == [
+        ("applied", "the run stopped while the applier changelog ran"),
+        ("applied", "recovered after a crash"),
+        ("interrupted", "the run stopped before the note was written"),
+        ("interrupted", "the run stopped; the note changed since"),
+        ("applied", ""),
+    ]
+    assert [records[name]["appliers"][1]["state"] for name in "AE"] == ["interrupted", "not run"]
+    assert reconcile(Workspace.open(root)) == []  # settled once
