@@ -133,6 +133,8 @@ def test_a_link_never_resolves_outside_the_notes_whatever_says_a_note_is_there(t
 
     assert resolve(target, lambda path: True, lambda name: [name]) is None
     assert resolve("sub/x", lambda path: True, lambda name: [name]) == "sub/x.md"
+    # A path names one place: missing there, it is not looked for by its file name.
+    assert resolve("sub/x", lambda path: False, lambda name: [name]) is None
 
 
 def test_linter_findings_words_and_levels(make_workspace: WorkspaceMaker, hippo: HippoRunner):
