@@ -70,7 +70,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "test_create_kind",
         "test_dream_cycle",
         "test_triggers",
-        "test_review_chains",
     ),
 }
 
