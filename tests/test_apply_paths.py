@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace as replace_field
 from pathlib import Path
 
 import pytest
 
-from hippo_core import Evidence, Proposal, Verdict, Workspace, load_plugins
-from hippo_core.dream.apply import settle
+from hippo_core import Evidence, Proposal, TurnText, Verdict, Workspace, load_plugins
+from hippo_core.dream.apply import Lineage, Settled, settle
 from hippo_core.notes.edit import note_digest
 from tests.conftest import WorkspaceMaker
 from tests.dream_scene import TESTING, Scene, replace
@@ -309,3 +310,270 @@ def test_a_change_not_applied_is_heard(scene: Scene):
     assert settled.state == "note changed"
     [(name, data, state, _)] = listener.heard
     assert (name, data["note"], state) == ("not-applied", "Testing.md", None)
+
+
+class Intruder(Listener):
+    """A listener that writes ``text`` at the note's path when it hears ``applying``: the
+    note a person or another process creates while a new one is being written."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    from hippo_core import hookimpl
+
+    @hookimpl
+    def hippo_event(self, workspace, event) -> None:  # type: ignore[no-untyped-def]
+        super().hippo_event(workspace, event)
+        if event.name == "applying":
+            path = workspace.notes_dir / event.data["note"]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(self.text)
+
+
+def settled_with(
+    root: Path,
+    listener: Listener,
+    change: Proposal,
+    verdict: Verdict | None = None,
+    lineage: Lineage | None = None,
+    evidence: tuple[TurnText, ...] = (),
+) -> Settled:
+    plugins = load_plugins()
+    plugins.pm.register(listener, name="listener")
+    try:
+        return settle(
+            Workspace.open(root),
+            plugins,
+            change,
+            verdict or Verdict("model", "confirm", "The turn shows uv runs the tests."),
+            prompt_digest=note_digest(TESTING.encode()),
+            persona="",
+            invocation={"command": "a test"},
+            lineage=lineage,
+            evidence=evidence,
+        )
+    finally:
+        plugins.pm.unregister(name="listener")
+
+
+EDITED = TESTING.replace(OLD, "Run the tests with `tox`.")
+
+
+@pytest.mark.parametrize(
+    ("case", "note", "kind", "state", "detail"),
+    [
+        ("outside", "../Testing.md", "replace", "not applied", "note '../Testing.md' is outside"),
+        ("deleted", "Testing.md", "replace", "note changed", "the note was deleted after"),
+        ("edited", "Testing.md", "replace", "note changed", "the note was edited after the"),
+        ("lineage", "Testing.md", "replace", "note changed", "the note was edited after the"),
+        (
+            "rebased",
+            "Testing.md",
+            "replace",
+            "carried",
+            "an earlier change of this run to the note left it where this one no longer applies "
+            "(old text not found; new quotes no evidence turn word for word",
+        ),
+        ("no old", "Testing.md", "replace", "not applied", "the change no longer applies: old"),
+        ("exists", "Decisions/uv.md", "create", "note changed", "a note was created at this "),
+        ("link", "Decisions/Sub/uv.md", "create", "not applied", "the change no longer applies:"),
+        ("file", "Decisions/Sub/uv.md", "create", "not applied", "the change no longer applies:"),
+    ],
+)
+def test_each_confirmed_change_that_does_not_land_is_heard_once_before_its_receipt(
+    make_workspace: WorkspaceMaker, case: str, note: str, kind: str, state: str, detail: str
+):
+    """``not-applied``, with the proposal, the note and the receipt, whatever stopped the
+    change: the plugins listening (the dream log, triggers) hear every one."""
+    root = make_workspace("", {"Testing.md": TESTING, "Decisions/Other.md": "# Other\n"})
+    notes, lineage = root / "notes", Lineage()
+    if case == "outside":
+        (root / "Testing.md").write_text(TESTING)
+    elif case == "deleted":
+        (notes / "Testing.md").unlink()
+    elif case in ("edited", "lineage", "rebased"):
+        (notes / "Testing.md").write_text(EDITED)
+        if case == "rebased":  # the run's own earlier change took the text this one replaces
+            lineage.wrote("Testing.md", note_digest(TESTING.encode()), note_digest(EDITED.encode()))
+    elif case == "exists":
+        (notes / note).write_text("# Someone else's\n")
+    elif case == "link":  # a folder on the way, made a link (inside the notes) after the checks
+        (notes / "Decisions" / "Sub").symlink_to(notes / "Decisions")
+    elif case == "file":
+        (notes / "Decisions" / "Sub").write_text("a file\n")
+    change = proposal(note, kind)
+    if case == "no old":
+        change = replace_field(change, old="Run the tests with `nmake`.")
+    listener = Listener()
+    before = files(root / "notes")
+
+    settled = settled_with(root, listener, change, lineage=None if case == "edited" else lineage)
+
+    assert (settled.state, settled.detail[: len(detail)]) == (state, detail)
+    assert settled.carried is (case in ("lineage", "rebased"))
+    data = {"proposal": change.id, "note": note, "receipt": str(settled.receipt)}
+    [(name, heard, receipt_state, _)] = listener.heard
+    assert (name, heard, receipt_state) == ("not-applied", data, None)
+    assert files(root / "notes") == before
+
+
+@pytest.mark.parametrize(("case", "why"), [("link", "a symbolic link"), ("file", "a file")])
+def test_a_folder_deep_on_the_way_to_a_new_note_that_changed_is_named(
+    make_workspace: WorkspaceMaker, case: str, why: str
+):
+    """The applier checks every folder on the way to a new note again, the last one too."""
+    root = make_workspace("", {"Decisions/Other.md": "# Other\n"})
+    sub = root / "notes" / "Decisions" / "Sub"
+    if case == "link":
+        sub.symlink_to(root / "notes" / "Decisions")
+    else:
+        sub.write_text("a file\n")
+    settled = settled_with(root, Listener(), proposal("Decisions/Sub/uv.md", "create"))
+    assert (
+        settled.detail == f"the change no longer applies: 'Sub' on the way to the note is now {why}"
+    )
+
+
+def test_a_note_that_appears_while_a_new_one_is_written_is_kept_and_not_called_applied(
+    make_workspace: WorkspaceMaker,
+):
+    """A new note never replaces one: when the path is taken between the receipt's
+    ``applying`` and the write, the receipt says ``note changed`` and the note is the
+    other one, untouched."""
+    root = make_workspace("", {"Home.md": "# Home\n"})
+    intruder = Intruder("# Someone else's uv note\n")
+    settled = settled_with(root, intruder, proposal("Decisions/uv.md", "create"))
+    assert (settled.state, settled.detail) == (
+        "note changed",
+        "a note was created at this path while the change was applied",
+    )
+    assert (root / "notes" / "Decisions" / "uv.md").read_text() == "# Someone else's uv note\n"
+    record = json.loads(settled.receipt.read_text())
+    assert (record["state"], record["after"], record["applied"]) == ("note changed", None, "")
+    assert record["appliers"][0]["state"] == "not run"  # hippo's own step wrote nothing
+    assert [(name, state) for name, _, state, _ in intruder.heard] == [
+        ("applying", "applying"),
+        ("not-applied", "applying"),
+    ]
+    assert [p.name for p in (root / "notes" / "Decisions").iterdir()] == ["uv.md"]
+
+
+@pytest.mark.parametrize(
+    ("verdict", "detail"),
+    [
+        (Verdict("model", "reject", "The turn only plans the switch."), "The turn only plans"),
+        (Verdict("model", "reject", "", problem="the reply is not JSON"), "the reply is not JSON"),
+    ],
+)
+def test_a_receipt_names_its_reviewer_its_persona_hippo_and_why(
+    make_workspace: WorkspaceMaker, verdict: Verdict, detail: str
+):
+    """The trail's own fields: who reviewed, as whom, with which hippo, and the reason a
+    rejection gives (the reviewer's notes, or what was wrong with its reply)."""
+    from hippo_core.version import __version__
+
+    root = make_workspace("", {"Testing.md": TESTING})
+    plugins = load_plugins()
+    settled = settle(
+        Workspace.open(root),
+        plugins,
+        proposal("Testing.md", "replace"),
+        verdict,
+        prompt_digest=note_digest(TESTING.encode()),
+        persona="a careful maintainer",
+        invocation={"command": "hippo review"},
+    )
+    record = json.loads(settled.receipt.read_text())
+    assert settled.verdict is verdict
+    assert (record["pass"], record["kind"], record["verdict"]) == (
+        "core/verify",
+        "replace",
+        "reject",
+    )
+    [review] = record["reviews"]
+    assert (review["reviewer"], review["verdict"], review["notes"]) == (
+        "model",
+        "reject",
+        verdict.notes,
+    )
+    assert record["reviewer"] == {"name": "model", "persona": "a careful maintainer"}
+    assert record["invocation"] == {"hippo": __version__, "command": "hippo review"}
+    assert (record["state"], record["detail"]) == ("rejected", settled.detail)
+    assert settled.detail.startswith(detail)
+
+
+def test_a_run_s_second_change_to_a_note_lands_on_its_first(make_workspace: WorkspaceMaker):
+    """Both proposals were built from the note as the prompt showed it; the second lands on
+    the note as the first left it, through the run's lineage, and says so."""
+    root = make_workspace("", {"Testing.md": TESTING})
+    lineage = Lineage()
+    first = proposal("Testing.md", "replace")
+    second = replace_field(
+        first,
+        id="20261130T061502123456Z-next",
+        old="with the `flaky` marker",
+        new="with the `quarantine` marker",
+    )
+    turn = TurnText("s-1", 0, None, "Tag them with the quarantine marker instead.", "Done.")
+    settled = [
+        settled_with(root, Listener(), change, lineage=lineage, evidence=(turn,))
+        for change in (first, second)
+    ]
+    assert [(s.state, s.detail) for s in settled] == [
+        ("applied", ""),
+        ("applied", "applied onto the note as this run's earlier changes left it"),
+    ]
+    text = (root / "notes" / "Testing.md").read_text()
+    assert NEW in text and "with the `quarantine` marker" in text
+
+
+def test_the_next_run_settles_each_receipt_a_killed_run_left_unfinished(
+    make_workspace: WorkspaceMaker,
+):
+    """What a kill leaves, one receipt each, settled in one pass by what the note holds: a
+    plugin's step that was running, a note written (``applied``), a note not yet written, a
+    note somebody changed since (``interrupted``), a plugin's step that never started."""
+    from hippo_core.dream.apply import reconcile
+
+    notes = {f"{name}.md": TESTING for name in "ABCDE"}
+    root = make_workspace("", notes)
+    ids = {}
+    for name in "ABCDE":
+        change = replace_field(proposal(f"{name}.md", "replace"), id=f"20261130T0615Z-{name}0")
+        ids[name] = change.id
+        assert settled_with(root, Listener(), change).applied
+    receipts = root / ".hippo" / "receipts"
+
+    def edit(name: str, **fields: object) -> None:
+        path = receipts / f"{ids[name]}.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), **fields}))
+
+    step = {"name": "changelog", "state": "running", "detail": ""}
+    edit("A", appliers=[{"name": "note", "state": "done", "detail": ""}, step])
+    edit(
+        "E",
+        appliers=[{"name": "note", "state": "done", "detail": ""}, {**step, "state": "pending"}],
+    )
+    for name in "BCD":
+        edit(name, state="applying")
+    (root / "notes" / "C.md").write_text(TESTING)
+    (root / "notes" / "D.md").write_text(TESTING + "\nA line of somebody's.\n")
+
+    assert reconcile(Workspace.open(root)) == [
+        (ids["A"], "applied (the applier changelog was interrupted)"),
+        (ids["B"], "applied"),
+        (ids["C"], "interrupted"),
+        (ids["D"], "interrupted"),
+        (ids["E"], "applied"),  # a step that never started was not interrupted
+    ]
+    records = {name: json.loads((receipts / f"{ids[name]}.json").read_text()) for name in "ABCDE"}
+    assert [(r["state"], r["detail"]) for r in records.values()] == [
+        ("applied", "the run stopped while the applier changelog ran"),
+        ("applied", "recovered after a crash"),
+        ("interrupted", "the run stopped before the note was written"),
+        ("interrupted", "the run stopped; the note changed since"),
+        ("applied", ""),
+    ]
+    assert [records[name]["appliers"][1]["state"] for name in "AE"] == ["interrupted", "not run"]
+    assert reconcile(Workspace.open(root)) == []  # settled once

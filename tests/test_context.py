@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from hippo_core import Workspace
 from hippo_core.builtins.context_parts import task_words
 from hippo_core.context.build import build_context
@@ -290,6 +292,33 @@ def test_budget_must_be_positive(make_workspace: WorkspaceMaker, hippo: HippoRun
         run = hippo("context", "--budget", budget, cwd=root)
         assert run.code == 2
         assert run.err == f"error: --budget must be a positive number of bytes, not {budget}\n"
+    # One byte is a budget: the block does not fit it, which is another error.
+    assert hippo("context", "--budget", "1", cwd=root).err.startswith(
+        "error: context over budget: "
+    )
+
+
+def test_a_block_says_its_budget_its_parts_and_what_left_it_out(make_workspace: WorkspaceMaker):
+    """``ContextBlock`` and ``OverBudget`` are public: a plugin or a script reads their
+    fields, not the message."""
+    from hippo_core import ContextBlock, OverBudget
+
+    workspace = Workspace.open(make_workspace("", NOTES))
+    full = build_context(workspace, task="flaky")
+    names = [part.name for part in full.parts]
+    assert "relevant notes" in names and "linter counts" in names
+    assert "".join(part.text for part in full.parts) == full.text
+    block = build_context(workspace, task="flaky", budget=full.size - 1)
+    assert isinstance(block, ContextBlock)
+    assert (block.budget, block.size) == (
+        full.size - 1,
+        full.size - len(b"linter: overdue=0 dangling=0\n"),
+    )
+    assert [part.name for part in block.parts] == names[:-1]
+    with pytest.raises(OverBudget) as over:
+        build_context(workspace, task="flaky", budget=10)
+    required = sum(part.size for part in full.parts if part.required)
+    assert (over.value.required, over.value.budget) == (required, 10)
 
 
 def test_entry_section_is_text_before_the_first_level_two_heading(

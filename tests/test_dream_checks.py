@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from hippo_core import Validator
 from tests.conftest import WorkspaceMaker, write_notes
 from tests.dream_scene import PROPOSER, VERIFY_REVIEWER, Scene, replace
 
@@ -303,3 +306,177 @@ def test_an_append_is_drawn_from_its_evidence_and_its_reviewer_sees_the_handoff(
     [review] = [c for c in scene.calls() if CONSOLIDATE_REVIEWER in (c["system"] or "")]
     assert "## The handoffs of the evidence sessions (each session's own words" in review["prompt"]
     assert handoff in review["prompt"]
+
+
+def checked(
+    root: Path, check: Validator, note: str, old: str, confirmed: str = "", **fields: Any
+) -> list[str]:
+    """``check``'s problems with a replace (an append when ``old`` is empty) in ``note``,
+    ``confirmed`` being the text a person confirmed by reverting; ``fields`` replace the
+    proposal's (``new``, ``kind``, ``extra``)."""
+    from dataclasses import replace as changed
+
+    from hippo_core import CheckContext, Evidence, Proposal, Workspace, load_plugins
+
+    kind = "replace" if old else "append"
+    change = Proposal(
+        "p-1", "core/verify", note, kind, old, "uv run pytest", "", (Evidence("s", 0),)
+    )
+    change = changed(change, **fields)
+    context = CheckContext(
+        workspace=Workspace.open(root),
+        prompt_notes={note: ""},
+        turn=lambda session, ordinal: None,
+        kinds=load_plugins().kinds(),
+        confirmed=lambda name: [(confirmed, "r-1")] if confirmed else [],
+    )
+    return check.check(change, context)
+
+
+@pytest.mark.parametrize(
+    ("old", "confirmed", "refused"),
+    [
+        ("Run the tests", "Run the tests", True),  # the whole of it
+        ("tests with `make", "`make test` from", True),  # the start of it
+        ("from the repository", "`make test` from", True),  # its end
+        ("Run the", "Run the tests", True),  # from the note's first character
+        ("with `", "`make test`", True),  # its first character only
+        ("` from", "`make test`", True),  # its last character only
+        ("Run the tests with ", "`make test` from", False),  # ends where it begins
+        (" from the repository root.", "`make test`", False),  # begins where it ends
+        ("", "Run the tests", False),  # an append, beside text confirmed at the very start
+        ("", "repository root.", False),  # an append, just after it
+    ],
+)
+def test_only_a_change_overlapping_confirmed_text_is_refused(
+    make_workspace: WorkspaceMaker, old: str, confirmed: str, refused: bool
+):
+    from hippo_core.dream.validators import HumanConfirmed
+
+    root = make_workspace(
+        "", {"Testing.md": "Run the tests with `make test` from the repository root."}
+    )
+    problems = checked(root, HumanConfirmed(), "Testing.md", old, confirmed)
+    assert problems == (["old changes text a person confirmed by revert r-1"] if refused else [])
+
+
+@pytest.mark.parametrize(
+    ("note", "problem"),
+    [
+        ("Test\0ing.md", "note 'Test\\x00ing.md' is not a path below the notes folder"),
+        ("Testing.md\0", "note 'Testing.md\\x00' is not a path below the notes folder"),
+        (
+            "Runbooks\\Testing.md",
+            "note 'Runbooks\\\\Testing.md' is not a path below the notes folder",
+        ),
+        ("", "note '' is not a path below the notes folder"),
+    ],
+)
+def test_a_note_that_is_no_path_is_one_problem(
+    make_workspace: WorkspaceMaker, note: str, problem: str
+):
+    """A NUL or a backslash in a model's ``note`` is refused by name, before any file is
+    looked at (a NUL reaching the file system raises ValueError, not OSError)."""
+    from hippo_core.dream.validators import NotePath
+
+    root = make_workspace("", {"Testing.md": "# Testing\n", "Runbooks/Testing.md": "# Testing\n"})
+    assert checked(root, NotePath(), note, "Testing") == [problem]
+
+
+@pytest.mark.parametrize(
+    ("new", "drawn"),
+    [
+        ("- Serve on port 8443.", True),  # the first turn's value
+        ("- Restart with `systemctl restart api`.", True),  # the second's
+        ("- 2026-12-01: serve on port 8443.", True),  # the day the session started
+        ("- Seen at 2026-12-01T10:00:00Z: port 8443.", True),  # the time itself
+        ("- Rolled back to release v2.7.1.", True),  # what the prompt showed of the session
+        ("- Port 8443 (s-1 turn 0).", True),  # a citation of the evidence
+        ("- Serve on port 9443.", False),
+    ],
+)
+def test_a_change_may_draw_from_every_evidence_turn_its_time_and_its_session(
+    make_workspace: WorkspaceMaker, new: str, drawn: bool
+):
+    from hippo_core import CheckContext, Evidence, Proposal, TurnText, Workspace, load_plugins
+    from hippo_core.dream.validators import DrawnFromEvidence
+
+    root = make_workspace("", {"Testing.md": "# Testing\n"})
+    turns = {
+        ("s-1", 0): TurnText("s-1", 0, "2026-12-01T10:00:00Z", "Serve it on port 8443.", "Done."),
+        ("s-1", 1): TurnText("s-1", 1, None, "How to restart?", "systemctl restart api"),
+    }
+    change = Proposal(
+        "p-1",
+        "core/verify",
+        "Testing.md",
+        "append",
+        "",
+        new,
+        "",
+        tuple(Evidence(*t) for t in turns),
+    )
+    context = CheckContext(
+        workspace=Workspace.open(root),
+        prompt_notes={"Testing.md": ""},
+        turn=lambda session, ordinal: turns.get((session, ordinal)),
+        kinds=load_plugins().kinds(),
+        confirmed=lambda note: [],
+        session_text=lambda session: "handoff: rolled back to release v2.7.1" * (session == "s-1"),
+    )
+    assert (DrawnFromEvidence().check(change, context) == []) is drawn
+
+
+def test_every_copy_of_confirmed_text_is_kept_from_change(make_workspace: WorkspaceMaker):
+    """Text a person confirmed that the note holds twice: which copy they confirmed is not
+    known, so a change to either is refused."""
+    from hippo_core.dream.validators import HumanConfirmed
+
+    text = "## Staging\nDeploy with `make deploy`.\n## Production\nDeploy with `make deploy`.\n"
+    root = make_workspace("", {"Deploy.md": text})
+    for old in ("Staging\nDeploy with", "Production\nDeploy with `make"):
+        problems = checked(root, HumanConfirmed(), "Deploy.md", old, "Deploy with `make deploy`.")
+        assert problems == ["old changes text a person confirmed by revert r-1"], old
+    assert (
+        checked(root, HumanConfirmed(), "Deploy.md", "## Production", "Deploy with `make deploy`.")
+        == []
+    )
+
+
+TOKEN = "ghp_" + "a1B2" * 9
+
+
+@pytest.mark.parametrize(
+    ("new", "extra", "problems"),
+    [
+        (
+            f"Use {TOKEN}.",
+            {"title": "Tokens"},
+            ["new holds what looks like a secret (github-token)"],
+        ),
+        (
+            "Use the vault.",
+            {"title": f"Use {TOKEN}", "n": 3},
+            ["title holds what looks like a secret (github-token)"],
+        ),
+        ("<private>the pin</private>", {}, ["new holds what looks like a secret (private)"]),
+        ("Use the vault.", {"title": "Tokens", "n": 3}, []),
+    ],
+)
+def test_a_secret_in_new_or_any_text_field_of_a_proposal_is_refused(
+    make_workspace: WorkspaceMaker, new: str, extra: dict, problems: list[str]
+):
+    from hippo_core.dream.validators import NoSecrets
+
+    root = make_workspace("", {"Testing.md": "# Testing\n"})
+    found = checked(root, NoSecrets(), "Testing.md", "", extra=extra, new=new)
+    assert [problem.split(";")[0] for problem in found] == problems
+    assert all(p.endswith("; hippo writes none into a note or a proposal") for p in found)
+
+
+def test_a_kind_no_plugin_registered_is_named_with_those_there_are(make_workspace: WorkspaceMaker):
+    from hippo_core.dream.validators import KindChecks
+
+    root = make_workspace("", {"Testing.md": "# Testing\n"})
+    [problem] = checked(root, KindChecks(), "Testing.md", "x", kind="rewrite")
+    assert problem.startswith("kind 'rewrite' is not one of: append, attach, create, ")

@@ -120,6 +120,23 @@ def test_alias_and_heading_suffixes_are_ignored():
     assert [target for target, _ in note.links] == ["X", "sub/X", "Y"]
 
 
+def test_only_the_first_bar_or_hash_ends_a_link_s_target():
+    note = parse_note("a.md", b"[[X#a#b]] [[Y|a|b]] [[Z|a#b]] [[W#a|b]]\n")
+    assert [target for target, _ in note.links] == ["X", "Y", "Z", "W"]
+
+
+@pytest.mark.parametrize("target", ["../x", "a/../../x", "./x", "a/./x", "/etc/x", "a\\x", ".."])
+def test_a_link_never_resolves_outside_the_notes_whatever_says_a_note_is_there(target: str):
+    """The guard in ``resolve`` itself, with a lookup that would find a note anywhere: the
+    callers' lookups know only notes inside the notes folder, so they cannot show it."""
+    from hippo_core.notes.links import resolve
+
+    assert resolve(target, lambda path: True, lambda name: [name]) is None
+    assert resolve("sub/x", lambda path: True, lambda name: [name]) == "sub/x.md"
+    # A path names one place: missing there, it is not looked for by its file name.
+    assert resolve("sub/x", lambda path: False, lambda name: [name]) is None
+
+
 def test_linter_findings_words_and_levels(make_workspace: WorkspaceMaker, hippo: HippoRunner):
     yesterday = TODAY - dt.timedelta(days=1)
     notes = {

@@ -789,3 +789,53 @@ def test_a_word_assigned_to_a_secret_name_is_a_value_only_without_spaces(text, e
     """A word of letters after `=` with no space is a `.env` value; with a space before the
     `=` it is code assigning a variable."""
     assert redact(text).text == expected
+
+
+NAME_RUN = "x" * 200 + "token"  # a run of 205 name characters, the label at its end
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Each command reads only its own arguments: mysql's `-u` is no curl option.
+        ("curl https://h.example mysql -u app:dbname2; ls", None),
+        ("sshpass -p Xylophone9 ssh host", "sshpass -p [redacted:password] ssh host"),
+        ('sshpass -p "" ssh host', None),  # quotes around nothing
+        ('sshpass -p "changeme" ssh host', None),  # a fill-in, inside its quotes
+        (
+            "curl -u bob:pa:ss99 https://h.example",
+            "curl -u bob:[redacted:password] https://h.example",
+        ),
+        ("DB_PASSWORD : hunter", "DB_PASSWORD : [redacted:secret]"),  # YAML's `key : value`
+        ("connect(password=user_input, retries=3)", None),  # an argument
+        ("connect(password=user_input), then", None),
+        ("auth.token.kind = 'opaque-v2'", None),  # a field of a token
+        (
+            "API_TOKEN=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "API_TOKEN=[redacted:secret]",  # 40 characters, but no AWS name: a plain secret
+        ),
+        (f"\n{NAME_RUN}=abcd1234\n", f"\n{NAME_RUN}=[redacted:secret]\n"),
+        (f"x{NAME_RUN}=abcd1234\n", None),  # one name character more: data, not a name
+        ("[redacted:secret]: rotated2024 yesterday", None),  # a marker is no name
+    ],
+)
+def test_what_each_redaction_rule_takes_and_leaves(text: str, expected: str | None):
+    assert redact(text) == Redacted(expected or text, 0 if expected is None else 1)
+
+
+def test_only_this_machine_s_own_key_on_the_first_line_marks_hippo_s_model_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The key is made once and read back the same; before it exists, and when its file
+    holds anything but letters and digits, there is no key, and no prompt is hippo's."""
+    from hippo_core.transcripts.privacy import is_model_call, model_call_key, model_call_line
+
+    monkeypatch.setenv("HIPPO_HOME", str(tmp_path / "home"))
+    assert model_call_key() == ""
+    assert not is_model_call('<hippo-model-call key="">\nhi', "")
+    line = model_call_line()
+    assert model_call_line() == line == f'<hippo-model-call key="{model_call_key()}">'
+    assert is_model_call(f"{line}\nfirst\nsecond\n", model_call_key())
+    assert not is_model_call(f"first\n{line}\nsecond\n", model_call_key())
+    (tmp_path / "home" / "model-call.key").write_text("not a key!\n")
+    assert model_call_key() == ""

@@ -175,9 +175,12 @@ class HumanConfirmed:
             # A new note has no text yet, so none a person confirmed.
             text = (context.workspace.notes_dir / proposal.note).read_text(encoding="utf-8")
             start = text.find(proposal.old) if proposal.old else -1
+            end = start + len(proposal.old)
             for confirmed, receipt in context.confirmed(proposal.note):
-                at = text.find(confirmed)
-                if start >= 0 and start < at + len(confirmed) and at < start + len(proposal.old):
+                # Any copy of the text that overlaps `old` (which copy the person confirmed is
+                # not known): one starting after `start - len + 1` and before `end`.
+                lowest = max(0, start - len(confirmed) + 1)
+                if start >= 0 and text.find(confirmed, lowest, end + len(confirmed) - 1) >= 0:
                     problems.append(f"old changes text a person confirmed by revert {receipt}")
         for undone, receipt in undone_texts(context.workspace, proposal.note):
             if " ".join(undone.split()) == " ".join(proposal.new.split()):
