@@ -2,8 +2,8 @@
 the command line, as docs/architecture.md's table shows it.
 
 Run it from the checkout: python tools/kernel_size.py
-tests/test_kernel_size.py fails while the table in docs/architecture.md differs from what
-this prints (each figure to the nearest hundred lines).
+tests/test_kernel_size.py fails once the table in docs/architecture.md drifts from what
+this prints by more than 3% in a figure or a point in a share.
 """
 
 from __future__ import annotations
