@@ -480,3 +480,16 @@ def test_a_kind_no_plugin_registered_is_named_with_those_there_are(make_workspac
     root = make_workspace("", {"Testing.md": "# Testing\n"})
     [problem] = checked(root, KindChecks(), "Testing.md", "x", kind="rewrite")
     assert problem.startswith("kind 'rewrite' is not one of: append, attach, create, ")
+
+
+def test_a_models_note_shows_in_the_report_on_one_printable_line(scene: Scene):
+    """The report is a file a person reads: a model's ``note`` with a NUL, an escape or a
+    line break is shown, never obeyed, and adds no line or section of its own."""
+    note = "Test\0ing.md\n## Proposals\n- \x1b[2Jforged.md"
+    [failure] = failures_after(scene, json.dumps([{**replace(), "note": note}]))
+    assert "`Test␀ing.md␤## Proposals␤- ␛[2Jforged.md`" in failure
+    report = scene.report()
+    assert "\0" not in report and "\x1b" not in report
+    assert [line for line in report.splitlines() if line.startswith("## Proposals")] == [
+        "## Proposals"
+    ]

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo_core.base.terminal import printable
 from hippo_core.dream.state import DRY_RUN_LINE, next_report, show_time
 from hippo_core.files.atomic import atomic_write
 
@@ -104,7 +105,10 @@ class Report:
         self.add("Window", line)
 
     def add(self, section: str, line: str) -> None:
-        self.lines[section].append(f"- {line}")
+        """One item of ``section``, on one line and printable whatever a model's text put in
+        it: a NUL or an escape shows as its picture, a line break as ␤, so no reply can
+        add lines (or sections) of its own to the report."""
+        self.lines[section].append(f"- {printable(line).replace(chr(10), '␤')}")
 
     def fail(self, error: str) -> None:
         if self.status == "failed" and self.error:
