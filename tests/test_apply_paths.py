@@ -451,7 +451,12 @@ def test_a_note_that_appears_while_a_new_one_is_written_is_kept_and_not_called_a
     assert (root / "notes" / "Decisions" / "uv.md").read_text() == "# Someone else's uv note\n"
     record = json.loads(settled.receipt.read_text())
     assert (record["state"], record["after"], record["applied"]) == ("note changed", None, "")
-    assert record["appliers"][0]["state"] == "not run"  # hippo's own step wrote nothing
+    # hippo's own step wrote nothing, and says why: the run did not stop.
+    assert record["appliers"][0] == {
+        "name": "note",
+        "state": "not run",
+        "detail": "a note was created at this path while the change was applied",
+    }
     assert [(name, state) for name, _, state, _ in intruder.heard] == [
         ("applying", "applying"),
         ("not-applied", "applying"),

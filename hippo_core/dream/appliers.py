@@ -113,10 +113,15 @@ def run_after_note(
     return ""
 
 
-def settle_steps(record: dict[str, Any], note_done: bool) -> str:
+#: Why the note's step did not run, when the run stopped before it.
+STOPPED_BEFORE_NOTE = "the run stopped before the note was written"
+
+
+def settle_steps(record: dict[str, Any], note_done: bool, why: str = STOPPED_BEFORE_NOTE) -> str:
     """The steps a killed process left unfinished, recorded as what became of them: the
-    note's step by ``note_done``, a step that was running ``interrupted``, the others
-    ``not run``. Returns the name of the step interrupted, or ""."""
+    note's step by ``note_done`` (``why`` saying why it did not run), a step that was
+    running ``interrupted``, the others ``not run``. Returns the name of the step
+    interrupted, or ""."""
     recorded = record.get("appliers")
     if not isinstance(recorded, list):
         return ""
@@ -127,7 +132,7 @@ def settle_steps(record: dict[str, Any], note_done: bool) -> str:
         if position == 0:
             step.update(
                 state=DONE if note_done else NOT_RUN,
-                detail="" if note_done else "the run stopped before the note was written",
+                detail="" if note_done else why,
             )
         elif step.get("state") == RUNNING:
             step.update(state=INTERRUPTED, detail="the run stopped while it ran")

@@ -299,9 +299,10 @@ def _create(
         chain[0].apply(change)
     except chain_of.NoteAppeared:
         record.update(after=None)
-        chain_of.settle_steps(record, note_done=False)
+        why = "a note was created at this path while the change was applied"
+        chain_of.settle_steps(record, note_done=False, why=why)
         plugins.event(workspace, Event("not-applied", event))
-        return done(CHANGED, "a note was created at this path while the change was applied")
+        return done(CHANGED, why)
     record["appliers"][0]["state"] = chain_of.DONE
     record["applied"] = receipts.now()
     settled = _after_note(chain, change, record, done, "")
