@@ -234,7 +234,7 @@ def main() -> None:
             print(
                 f"{module:36} {total:7} {counts['killed']:6} {counts['timeout']:7} "
                 f"{counts['survived']:8} {counts['no tests']:8} {score:6.0%} "
-                f"{row['seconds'] / 60:5.1f}m",
+                f"{float(row['seconds']) / 60:5.1f}m",  # type: ignore[arg-type]
                 flush=True,
             )
             others = {k: v for k, v in counts.items() if k not in STATUS.values()}
