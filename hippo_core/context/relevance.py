@@ -243,10 +243,11 @@ def notes_roots(workspace: Workspace) -> list[str]:
     workspace was reached, with its links resolved, and in each git worktree of its
     repository that the last ingest found (``.hippo/cache/folders.json``)."""
     from hippo_core.files import jsontext
+    from hippo_core.index.history import FOLDERS_FILE
 
     folders = [workspace.folder, os.path.realpath(workspace.folder)]
     try:
-        with open(workspace.inside(".hippo", "cache", "folders.json"), "rb") as handle:
+        with open(workspace.inside(".hippo", "cache", FOLDERS_FILE), "rb") as handle:
             more = jsontext.loads(handle.read()).get("payload")
         folders += [f for f in more if isinstance(f, str)] if isinstance(more, list) else []
     except (OSError, ValueError, AttributeError):

@@ -17,6 +17,7 @@ from hippo_core.agents import sessions
 from hippo_core.files.cache import read_cache, write_cache
 from hippo_core.files.model_folder import in_model_folder
 from hippo_core.index.db import connect, generation
+from hippo_core.index.history import FOLDERS_FILE
 from hippo_core.index.seen import changed, signatures
 from hippo_core.workspace.folder import Workspace
 
@@ -142,10 +143,6 @@ def derived_record(row: dict[str, Any]) -> dict[str, Any]:
 def _private_sessions(conn: sqlite3.Connection, since: int | None) -> list[str]:
     query = "SELECT id FROM sessions WHERE private AND changed > ?"
     return [row[0] for row in conn.execute(query, (-1 if since is None else since,))]
-
-
-#: The workspace's folders as the last ingest found them (see :func:`_keep_folders`).
-FOLDERS_FILE = "folders.json"
 
 
 def write_derived(index: Path, workspace: Workspace) -> int:

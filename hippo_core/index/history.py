@@ -46,6 +46,9 @@ MAX_HELD_TERMS = 500
 #: Where ``meta`` keeps how many sessions the history holds, and their terms in all: this
 #: machine's, and the team's pulled (:mod:`hippo_core.index.team_history`).
 SESSIONS_KEY, LENGTH_KEY = "history_sessions", "history_length"
+#: The file of ``.hippo/cache/`` where ingest keeps the workspace's folders, its git
+#: worktrees' among them, in which past sessions may have opened its notes.
+FOLDERS_FILE = "folders.json"
 TEAM_SESSIONS_KEY, TEAM_LENGTH_KEY = "history_team_sessions", "history_team_length"
 
 
@@ -291,8 +294,10 @@ def _summed_in_sql(
     )
 
     def pages(size: int) -> Iterator[Page]:
+        if not idf:
+            return  # no session holds a term of the task
         offset = 0
-        while idf:
+        while True:
             page = conn.execute(query, {**values, "size": size, "offset": offset}).fetchall()
             if page:
                 yield page
